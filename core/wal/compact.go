@@ -1,0 +1,79 @@
+package wal
+
+import (
+	"errors"
+
+	"github.com/narad/narad/core/disk"
+)
+
+// writeCheckpoint writes the wanted checkpoint into the slot after the newest durable one
+// and syncs it. One write and one fdatasync cover every move since the last one.
+func (l *Log) writeCheckpoint() {
+	assert(l.ckptWriting == 0, "two checkpoint writes in flight")
+	l.ckptFlushAt = 0
+	if l.ckptWanted <= l.ckptDurable {
+		return
+	}
+	l.ckptWriting = l.ckptWanted
+	gen := l.ckptGen + 1
+	l.issue(purposeCheckpoint, disk.Op{
+		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen),
+		Data: encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting}),
+	})
+}
+
+func (l *Log) onCheckpointStep(res disk.Result) {
+	assert(l.ckptWriting != 0, "checkpoint step with no checkpoint write")
+	if res.Err != nil {
+		l.fail(res.Err)
+		return
+	}
+	switch res.Kind {
+	case disk.KindWriteAt:
+		l.issue(purposeCheckpoint, disk.Op{Kind: disk.KindSync, Name: l.checkpointName()})
+	case disk.KindSync:
+		l.ckptGen++
+		l.ckptDurable = l.ckptWriting
+		l.ckptWriting = 0 // moves that came in meanwhile have set ckptFlushAt already
+		l.maybeCompact()
+	}
+}
+
+// maybeCompact removes every segment wholly below the durable checkpoint. A segment is
+// wholly below it when the next segment's first seq is at or below the checkpoint. The
+// active segment is never removed.
+func (l *Log) maybeCompact() {
+	if l.compacting || l.state != stateReady {
+		return
+	}
+	n := 0
+	for n+1 < len(l.segs) && l.segs[n+1].firstSeq <= l.ckptDurable {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	l.compacting = true
+	for _, s := range l.segs[:n] {
+		l.issue(purposeCompact, disk.Op{Kind: disk.KindRemove, Name: s.name})
+	}
+	l.segs = append(l.segs[:0:0], l.segs[n:]...)
+	l.compactPending = n
+}
+
+func (l *Log) onCompactStep(res disk.Result) {
+	if res.Err != nil && !(res.Kind == disk.KindRemove && errors.Is(res.Err, disk.ErrNotExist)) {
+		l.fail(res.Err)
+		return
+	}
+	switch res.Kind {
+	case disk.KindRemove:
+		l.compactPending--
+		if l.compactPending == 0 {
+			l.issue(purposeCompact, disk.Op{Kind: disk.KindSyncDir, Name: l.cfg.Dir})
+		}
+	case disk.KindSyncDir:
+		l.compacting = false
+		l.maybeCompact()
+	}
+}

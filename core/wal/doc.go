@@ -1,0 +1,91 @@
+// Package wal is the ingress write-ahead log of a node: the place a produce becomes safe
+// before it is answered 202. It is a deterministic state machine: it does no I/O, reads no
+// clock and starts no goroutine. Work comes in as events and goes out as actions.
+//
+// # Driving it
+//
+//	l := wal.New(wal.Config{})
+//	l.Open(now)                                  // recovery starts: ops to list and read
+//	for {
+//		rd := l.Ready()
+//		for _, op := range rd.Ops { shell.Submit(op) }   // in any order, concurrently
+//		for _, d := range rd.Done { answer(d.Token, d.Seq, d.Err) }
+//		if rd.Recovered != nil { replay(rd.Recovered.Records) }
+//		if rd.Failed != nil { stop accepting; restart the node to recover }
+//		switch ev := <-events; {                     // the shell's loop, not the core's
+//		case append:     l.Append(now, token, record)
+//		case completion: l.DiskDone(now, result)
+//		case timer:      l.Tick(now)                 // at l.NextDeadline()
+//		case dispatched: l.SetCheckpoint(now, seq)
+//		}
+//	}
+//
+// Step(now, event) does the same through one entry point. Ordering that matters is
+// already inside the machine: a sync is issued only after its write completed, an append
+// is answered only after the sync covering it completed, a segment is written only after
+// its directory entry is durable, and a segment is removed only after a checkpoint past it
+// is durable. Any action in a Ready may therefore be carried out at once.
+//
+// # Group commit
+//
+// At most one group (one write, then one fdatasync) is in flight. Appends that arrive
+// meanwhile are encoded into a staging buffer; when the sync completes, every append of
+// the group is answered and the whole staging buffer goes out as the next group. Under load
+// a group holds everything that arrived during one fdatasync, so the cost per record tends
+// to zero. An idle WAL flushes the first append at once; the 10 ms backstop deadline only
+// bounds a missed wakeup. Once staged, an append cannot be cancelled: reporting failure
+// for a record that became durable would make a retrying client duplicate it.
+//
+// # Failure is sticky
+//
+// A failed write, fdatasync, create, remove or directory sync turns the WAL failed:
+// every append waiting or arriving is answered ErrFailed, nothing the failed sync covered
+// is ever answered durable, and the sync is never retried (Linux marks the pages clean
+// after reporting the error once). The node restarts and recovers from what is on disk.
+//
+// # Files
+//
+// Segments are named dir/<first seq, 16 hex digits>.seg; every record in a segment has a
+// seq at or above the name. The checkpoint (first seq not yet dispatched) lives in
+// dir/checkpoint in two alternating slots (checkpoint.go). It is made durable lazily, one
+// write and one fdatasync at most CheckpointSyncIntervalNs after a move, and then every
+// segment wholly below it is removed. An active segment past SegmentRotateBytes whose
+// records are all dispatched is rotated so that it can be reclaimed; past SegmentBytesMax it
+// is rotated regardless.
+//
+// # Record format (on disk: do not change; add a format byte instead)
+//
+//	0        4        8   9
+//	+--------+--------+---+------------------------------------------------+
+//	| crc32c | length |fmt| body: length bytes                             |
+//	+--------+--------+---+------------------------------------------------+
+//	crc32c (Castagnoli) covers length, fmt and body; all integers little endian.
+//
+//	body, fmt 1:
+//	seq u64 | timestamp_ms i64 | incarnation u64 | partition u32 |
+//	topic_len u16 | key_len u32 (0xFFFFFFFF: no key) | topic | key | payload (the rest)
+//
+// # Recovery decision table
+//
+// Open lists the directory, reads the checkpoint, then scans every segment in seq order,
+// frame by frame. Each row is tested in recover_test.go.
+//
+//	row  condition                                              action
+//	R1   no checkpoint file                                     start at the oldest record
+//	R2   a checkpoint slot is valid                             start at the newest valid slot
+//	R3   checkpoint file has no valid slot after re-reads       start at the oldest record
+//	R4   frame decodes, CRC valid, seq at or above the expected  keep it
+//	R5   frame damaged (CRC, length, zeros, seq going back)     re-read up to ReadRetriesMax
+//	                                                             times: reads can be corrupted
+//	                                                             in passing
+//	R6   still damaged, a valid frame with a later seq follows  skip to it, count it corrupt;
+//	                                                             never serve the damaged bytes
+//	R7   still damaged, nothing valid follows                   torn tail: truncate there and
+//	                                                             sync (it was never acknowledged)
+//	R8   end of file at a frame boundary                        clean end
+//	R9   no segment at all                                      create the first one
+//	--   a read fails with an I/O error ReadRetriesMax times    recovery fails (node stops)
+//
+// A torn tail holds only bytes that were never covered by a successful fdatasync, so
+// they were never acknowledged; cutting it loses nothing that was answered 202.
+package wal

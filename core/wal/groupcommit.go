@@ -1,0 +1,108 @@
+package wal
+
+import "github.com/narad/narad/core/disk"
+
+// maybeFlush starts a group commit when none is in flight and appends are staged:
+// one write of every staged frame, then one fdatasync, then every append is answered.
+func (l *Log) maybeFlush() {
+	if l.state != stateReady || l.flush != flushIdle || len(l.staged) == 0 {
+		return
+	}
+	if l.rotationDue() {
+		l.startRotate()
+		return
+	}
+	seg := l.active()
+	l.inflight, l.staged = l.staged, l.inflight[:0]
+	l.inflightBuf, l.stagedBuf = l.stagedBuf, l.spareBuf[:0]
+	l.spareBuf = nil
+	l.issue(purposeWrite, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: l.inflightBuf})
+	seg.size += int64(len(l.inflightBuf))
+	l.flush = flushWriting
+}
+
+func (l *Log) onGroupWritten(res disk.Result) {
+	assert(l.flush == flushWriting, "group write completed while not writing")
+	if res.Err != nil {
+		l.fail(res.Err)
+		return
+	}
+	if mutAckBeforeSync {
+		l.ackInflight()
+	}
+	l.issue(purposeSync, disk.Op{Kind: disk.KindSync, Name: l.active().name})
+	l.flush = flushSyncing
+}
+
+func (l *Log) onGroupSynced(res disk.Result) {
+	assert(l.flush == flushSyncing, "group sync completed while not syncing")
+	if res.Err != nil && !mutTrustFailedSync {
+		// Never retried and never trusted: the pages may be lost while the kernel says
+		// they are clean. The node must restart and recover from what is on disk.
+		l.fail(res.Err)
+		return
+	}
+	l.ackInflight()
+	l.spareBuf = l.inflightBuf[:0]
+	l.inflightBuf = nil
+	l.flush = flushIdle
+	l.maybeRotate()
+	l.maybeFlush()
+}
+
+// ackInflight answers every append of the group in flight: their bytes are durable.
+func (l *Log) ackInflight() {
+	if len(l.inflight) == 0 {
+		return
+	}
+	for _, w := range l.inflight {
+		l.answer(w.token, w.seq, nil)
+	}
+	last := l.inflight[len(l.inflight)-1].seq
+	assert(last >= l.durableNext, "durable horizon moved backwards")
+	l.durableNext = last + 1
+	l.inflight = l.inflight[:0]
+}
+
+// rotationDue: the active segment is past the hard cap, or past the rotation size and
+// fully dispatched (so that compaction can reclaim it once the checkpoint is durable).
+func (l *Log) rotationDue() bool {
+	seg := l.active()
+	if seg.size == 0 || seg.firstSeq >= l.durableNext {
+		return false // nothing durable in it: rotating would reuse its name
+	}
+	if seg.size >= l.cfg.SegmentBytesMax {
+		return true
+	}
+	return seg.size >= l.cfg.SegmentRotateBytes && l.ckptWanted >= l.durableNext
+}
+
+func (l *Log) maybeRotate() {
+	if l.state == stateReady && l.flush == flushIdle && l.rotationDue() {
+		l.startRotate()
+	}
+}
+
+// startRotate creates the next active segment, named by the first seq it will hold, and
+// makes its directory entry durable before any record is written to it.
+func (l *Log) startRotate() {
+	l.flush = flushRotating
+	l.issue(purposeRotate, disk.Op{Kind: disk.KindCreate, Name: segmentName(l.cfg.Dir, l.durableNext)})
+}
+
+func (l *Log) onRotateStep(res disk.Result) {
+	assert(l.flush == flushRotating, "rotation step while not rotating")
+	if res.Err != nil {
+		l.fail(res.Err)
+		return
+	}
+	switch res.Kind {
+	case disk.KindCreate:
+		l.issue(purposeRotate, disk.Op{Kind: disk.KindSyncDir, Name: l.cfg.Dir})
+	case disk.KindSyncDir:
+		l.segs = append(l.segs, segment{name: segmentName(l.cfg.Dir, l.durableNext), firstSeq: l.durableNext})
+		l.flush = flushIdle
+		l.maybeCompact()
+		l.maybeFlush()
+	}
+}

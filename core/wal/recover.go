@@ -1,0 +1,181 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/narad/narad/core/disk"
+)
+
+type recoveryPhase uint8
+
+const (
+	phaseList recoveryPhase = iota + 1
+	phaseCheckpoint
+	phaseScan
+	phaseFinish
+)
+
+// recovery is the state of Open: list the directory, read the checkpoint, scan every
+// segment frame by frame, then truncate torn tails and create what is missing.
+type recovery struct {
+	phase   recoveryPhase
+	segs    []segment
+	hasCkpt bool
+	ckpt    checkpointSlot
+	ckptOK  bool
+
+	retries   int   // re-reads of the current read or damaged frame
+	damageOff int64 // file offset of the damaged frame being retried, -1 for none
+	segIdx    int
+	off       int64 // file offset of the read in flight
+	want      int   // length of the read in flight
+	toEOF     bool  // the read in flight covers the rest of the file (for a resync)
+	lastSeq   uint64
+	records   []Record
+	notes     []string
+	corrupt   int
+
+	truncs   []segment         // segments whose torn tail is cut: name and new size
+	pending  int               // finish-phase ops outstanding
+	dirSync  bool              // finish-phase directory sync issued (or not needed)
+	truncOps map[uint64]string // truncate op id -> segment name
+}
+
+// Open starts recovery. Appends are refused with ErrNotReady until Ready reports
+// Recovered.
+func (l *Log) Open(nowNs int64) {
+	assert(l.state == stateNew, "Open called twice")
+	l.state = stateRecovering
+	l.rec = &recovery{phase: phaseList, damageOff: -1}
+	l.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: l.cfg.Dir})
+}
+
+func (l *Log) recoverStep(res disk.Result) {
+	rc := l.rec
+	switch rc.phase {
+	case phaseList:
+		l.onList(res)
+	case phaseCheckpoint:
+		l.onCheckpointRead(res)
+	case phaseScan:
+		l.onSegmentRead(res)
+	case phaseFinish:
+		l.onFinishStep(res)
+	}
+}
+
+func (l *Log) onList(res disk.Result) {
+	if res.Err != nil {
+		l.fail(res.Err)
+		return
+	}
+	rc := l.rec
+	for _, name := range res.Names { // sorted by the contract; fixed-width hex sorts by seq
+		if name == CheckpointFile {
+			rc.hasCkpt = true
+			continue
+		}
+		hex, ok := strings.CutSuffix(name, ".seg")
+		if !ok || len(hex) != 16 {
+			continue
+		}
+		first, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			continue
+		}
+		rc.segs = append(rc.segs, segment{name: l.cfg.Dir + "/" + name, firstSeq: first})
+	}
+	if rc.hasCkpt {
+		rc.phase = phaseCheckpoint
+		l.readCheckpoint()
+		return
+	}
+	rc.note("R1 no checkpoint file: start at the oldest record")
+	l.startScan()
+}
+
+func (l *Log) readCheckpoint() {
+	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: l.checkpointName(), Len: checkpointFileBytes})
+}
+
+func (l *Log) onCheckpointRead(res disk.Result) {
+	rc := l.rec
+	if res.Err == nil {
+		rc.ckpt, rc.ckptOK = decodeCheckpointFile(res.Data)
+	}
+	if (res.Err != nil || !rc.ckptOK) && rc.retries < l.cfg.ReadRetriesMax {
+		rc.retries++ // reads may be corrupted in passing: read again before deciding
+		l.readCheckpoint()
+		return
+	}
+	if res.Err != nil {
+		l.fail(fmt.Errorf("reading the checkpoint: %w", res.Err))
+		return
+	}
+	if rc.ckptOK {
+		rc.note(fmt.Sprintf("R2 checkpoint slot gen %d: start at seq %d", rc.ckpt.gen, rc.ckpt.seq))
+	} else {
+		rc.note("R3 no valid checkpoint slot: start at the oldest record")
+	}
+	l.startScan()
+}
+
+func (l *Log) startScan() {
+	rc := l.rec
+	rc.phase = phaseScan
+	rc.segIdx, rc.off, rc.retries = 0, 0, 0
+	l.readSegment()
+}
+
+// readSegment issues the next read of the segment being scanned, or finishes.
+func (l *Log) readSegment() {
+	rc := l.rec
+	if rc.segIdx >= len(rc.segs) {
+		l.finishScan()
+		return
+	}
+	rc.want = l.cfg.RecoveryReadBytes
+	if rc.toEOF {
+		rc.want = int(l.cfg.SegmentBytesMax) + FrameBytesMax
+	}
+	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: rc.segs[rc.segIdx].name, Off: rc.off, Len: rc.want})
+}
+
+func (l *Log) nextSegment(size int64) {
+	rc := l.rec
+	rc.segs[rc.segIdx].size = size
+	rc.segIdx++
+	rc.off, rc.retries, rc.toEOF, rc.damageOff = 0, 0, false, -1
+	l.readSegment()
+}
+
+func (rc *recovery) note(s string) { rc.notes = append(rc.notes, s) }
+
+// minSeq is the smallest seq the next valid frame of the current segment may carry.
+func (rc *recovery) minSeq() uint64 {
+	return max(rc.lastSeq+1, rc.segs[rc.segIdx].firstSeq)
+}
+
+// findResync looks in b, from index from on, for the start of a valid frame whose seq is
+// at least minSeq. It returns its index or -1. A cheap header filter runs before the CRC.
+func findResync(b []byte, from int, minSeq uint64) int {
+	for q := from; q+frameHeaderBytes+bodyFixedBytes <= len(b); q++ {
+		if b[q+8] != formatV1 {
+			continue
+		}
+		bodyLen := binary.LittleEndian.Uint32(b[q+4:])
+		if bodyLen < bodyFixedBytes || int(bodyLen) > len(b)-q-frameHeaderBytes {
+			continue
+		}
+		if binary.LittleEndian.Uint64(b[q+frameHeaderBytes:]) < minSeq {
+			continue
+		}
+		if _, _, err := DecodeFrame(b[q:]); err == nil {
+			return q
+		}
+	}
+	return -1
+}

@@ -1,0 +1,156 @@
+package wal_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/sim"
+)
+
+// One test per row of the recovery decision table in doc.go.
+
+func hasDecision(r *wal.Recovery, row string) bool {
+	for _, d := range r.Decisions {
+		if strings.HasPrefix(d, row+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// writeSegment lays down a durable segment holding frames for the given payloads.
+func writeSegment(t *testing.T, d *sim.Disk, first uint64, payloads ...string) []byte {
+	var b []byte
+	for i, p := range payloads {
+		r := wal.Record{Seq: first + uint64(i), Topic: "t", Payload: []byte(p)}
+		b = wal.AppendFrame(b, &r)
+	}
+	name := "wal/" + strings.Repeat("0", 15) + string("0123456789abcdef"[first]) + ".seg"
+	must(t, d.Create(name))
+	must(t, d.WriteAt(name, 0, b))
+	must(t, d.Sync(name))
+	must(t, d.SyncDir("wal"))
+	return b
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func payloads(r *wal.Recovery) string {
+	var s []string
+	for _, x := range r.Records {
+		s = append(s, string(x.Payload))
+	}
+	return strings.Join(s, ",")
+}
+
+func TestRecoveryR1R9EmptyDirectory(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	if !hasDecision(h.recovered, "R1") || !hasDecision(h.recovered, "R9") || h.recovered.NextSeq != 1 {
+		t.Fatalf("decisions %v next %d", h.recovered.Decisions, h.recovered.NextSeq)
+	}
+	if _, ok := h.d.DurableFiles()["wal/0000000000000001.seg"]; !ok {
+		t.Fatalf("first segment not durable: %v", h.d.DurableFiles())
+	}
+}
+
+func TestRecoveryR2CheckpointSlot(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	for i := 0; i < 3; i++ {
+		h.append("t", []byte{'a' + byte(i)})
+		h.completeAll()
+	}
+	h.l.SetCheckpoint(h.now, 3)
+	h.advance()
+	h.crash()
+	if !hasDecision(h.recovered, "R2") || h.recovered.Checkpoint != 3 || payloads(h.recovered) != "c" {
+		t.Fatalf("decisions %v ckpt %d records %s", h.recovered.Decisions, h.recovered.Checkpoint, payloads(h.recovered))
+	}
+}
+
+func TestRecoveryR3GarbledCheckpoint(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	writeSegment(t, d, 1, "a", "b")
+	must(t, d.Create("wal/checkpoint"))
+	must(t, d.WriteAt("wal/checkpoint", 0, []byte("garbage garbage garbage garbage")))
+	must(t, d.Sync("wal/checkpoint"))
+	must(t, d.SyncDir("wal"))
+	h := newHarness(t, wal.Config{}, d)
+	if !hasDecision(h.recovered, "R3") || h.recovered.Checkpoint != 1 || payloads(h.recovered) != "a,b" {
+		t.Fatalf("decisions %v records %s", h.recovered.Decisions, payloads(h.recovered))
+	}
+}
+
+func TestRecoveryR4R8ValidFramesCleanEnd(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	writeSegment(t, d, 1, "a", "b", "c")
+	h := newHarness(t, wal.Config{}, d)
+	if !hasDecision(h.recovered, "R8") || payloads(h.recovered) != "a,b,c" || h.recovered.NextSeq != 4 {
+		t.Fatalf("decisions %v records %s", h.recovered.Decisions, payloads(h.recovered))
+	}
+}
+
+func TestRecoveryR5ReReadsCorruptedReads(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		d := sim.NewDisk(rng.New(seed), sim.DiskConfig{ReadCorruptProb: 0.3, ReadErrorProb: 0.1})
+		d.SetFaults(false)
+		writeSegment(t, d, 1, "a", "b", "c", "d")
+		d.SetFaults(true)
+		h := newHarness(t, wal.Config{}, d)
+		if h.failed != nil || payloads(h.recovered) != "a,b,c,d" || h.recovered.CorruptSkip != 0 {
+			t.Fatalf("seed %d: failed %v records %s decisions %v", seed, h.failed, payloads(h.recovered), h.recovered.Decisions)
+		}
+	}
+}
+
+func TestRecoveryR6SkipsCorruptMiddleFrame(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	b := writeSegment(t, d, 1, "aaaa", "bbbb", "cccc")
+	frame := len(b) / 3
+	must(t, d.WriteAt("wal/0000000000000001.seg", int64(frame+frame-2), []byte{'X'})) // inside b's payload
+	must(t, d.Sync("wal/0000000000000001.seg"))
+	h := newHarness(t, wal.Config{}, d)
+	if !hasDecision(h.recovered, "R6") || payloads(h.recovered) != "aaaa,cccc" || h.recovered.CorruptSkip != 1 {
+		t.Fatalf("decisions %v records %s", h.recovered.Decisions, payloads(h.recovered))
+	}
+}
+
+func TestRecoveryR7TruncatesTornTail(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	b := writeSegment(t, d, 1, "a", "b")
+	r := wal.Record{Seq: 3, Topic: "t", Payload: []byte("torn")}
+	torn := wal.AppendFrame(nil, &r)
+	must(t, d.WriteAt("wal/0000000000000001.seg", int64(len(b)), torn[:len(torn)-2]))
+	must(t, d.Sync("wal/0000000000000001.seg"))
+	h := newHarness(t, wal.Config{}, d)
+	if !hasDecision(h.recovered, "R7") || payloads(h.recovered) != "a,b" || h.recovered.NextSeq != 3 {
+		t.Fatalf("decisions %v records %s", h.recovered.Decisions, payloads(h.recovered))
+	}
+	if got := len(d.DurableFiles()["wal/0000000000000001.seg"]); got != len(b) {
+		t.Fatalf("durable size after truncation %d, want %d", got, len(b))
+	}
+	h.append("t", []byte("c"))
+	h.completeAll()
+	h.crash()
+	if payloads(h.recovered) != "a,b,c" {
+		t.Fatalf("after the cut, appends continue cleanly: %s %v", payloads(h.recovered), h.recovered.Decisions)
+	}
+}
+
+func TestRecoveryFailsOnPersistentReadErrors(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{ReadErrorProb: 1})
+	d.SetFaults(false)
+	writeSegment(t, d, 1, "a")
+	d.SetFaults(true)
+	h := newHarness(t, wal.Config{}, d)
+	if !errors.Is(h.failed, wal.ErrFailed) || h.recovered != nil {
+		t.Fatalf("want recovery failure, got %v", h.failed)
+	}
+}

@@ -1,0 +1,235 @@
+package wal
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/disk"
+)
+
+type flushState uint8
+
+const (
+	flushIdle     flushState = iota
+	flushWriting             // the group's write is in flight
+	flushSyncing             // the group's fdatasync is in flight
+	flushRotating            // a new active segment is being created
+)
+
+// Log is the ingress write-ahead log of one node: a deterministic state machine.
+// See doc.go for how it is driven.
+type Log struct {
+	cfg     Config
+	state   state
+	failure error
+	out     Ready
+
+	nextOpID uint64
+	ops      map[uint64]opPurpose // ops in flight and what they are for
+
+	segs        []segment // oldest first; the last is the active one
+	nextSeq     uint64    // seq of the next append
+	durableNext uint64    // every seq below this is durable and was acknowledged
+
+	// Group commit: appends stage into stagedBuf while a group is in flight.
+	flush       flushState
+	staged      []waiter
+	stagedBuf   []byte
+	stagedAtNs  int64
+	inflight    []waiter
+	inflightBuf []byte
+	spareBuf    []byte
+
+	// Checkpoint: the first seq not yet dispatched, made durable lazily.
+	ckptWanted  uint64
+	ckptDurable uint64
+	ckptGen     uint64 // generation of the newest durable slot
+	ckptWriting uint64 // value being written, 0 when no checkpoint write is in flight
+	ckptFlushAt int64  // when the pending checkpoint move is written; 0 = none pending
+
+	compacting     bool
+	compactPending int // removes of the current compaction not yet completed
+
+	rec *recovery
+}
+
+// New returns a WAL that does nothing until Open.
+func New(cfg Config) *Log {
+	return &Log{cfg: cfg.withDefaults(), ops: make(map[uint64]opPurpose)}
+}
+
+// Event is one input to Step.
+type Event interface{ isWALEvent() }
+
+// Events.
+type (
+	// OpenEvent starts recovery.
+	OpenEvent struct{}
+	// AppendEvent asks to append Record; the answer is an AppendDone with the same Token.
+	AppendEvent struct {
+		Token  uint64
+		Record Record
+	}
+	// DiskEvent is the completion of an Op this machine issued.
+	DiskEvent struct{ Result disk.Result }
+	// TickEvent says time has passed (a deadline from NextDeadline may have come).
+	TickEvent struct{}
+	// CheckpointEvent says every record below Seq has been dispatched.
+	CheckpointEvent struct{ Seq uint64 }
+)
+
+func (OpenEvent) isWALEvent()       {}
+func (AppendEvent) isWALEvent()     {}
+func (DiskEvent) isWALEvent()       {}
+func (TickEvent) isWALEvent()       {}
+func (CheckpointEvent) isWALEvent() {}
+
+// Step feeds one event, observed at nowNs (nanoseconds on the driver's clock).
+func (l *Log) Step(nowNs int64, ev Event) {
+	switch e := ev.(type) {
+	case OpenEvent:
+		l.Open(nowNs)
+	case AppendEvent:
+		l.Append(nowNs, e.Token, e.Record)
+	case DiskEvent:
+		l.DiskDone(nowNs, e.Result)
+	case TickEvent:
+		l.Tick(nowNs)
+	case CheckpointEvent:
+		l.SetCheckpoint(nowNs, e.Seq)
+	default:
+		panic(fmt.Sprintf("wal: unknown event %T", ev))
+	}
+}
+
+// Ready returns the actions produced since the last call and clears them.
+func (l *Log) Ready() Ready {
+	r := l.out
+	l.out = Ready{}
+	return r
+}
+
+// NextDeadline is the time at which the driver must send a TickEvent, if any.
+func (l *Log) NextDeadline() (int64, bool) {
+	var at int64
+	if l.state == stateReady && len(l.staged) > 0 && l.flush == flushIdle {
+		at = l.stagedAtNs + l.cfg.SyncBackstopNs
+	}
+	if l.ckptFlushAt != 0 && l.ckptWriting == 0 && (at == 0 || l.ckptFlushAt < at) {
+		at = l.ckptFlushAt
+	}
+	return at, at != 0
+}
+
+// Failed returns the sticky failure, or nil.
+func (l *Log) Failed() error { return l.failure }
+
+// DurableCheckpoint is the checkpoint as it is on disk.
+func (l *Log) DurableCheckpoint() uint64 { return l.ckptDurable }
+
+// NextSeq is the seq the next append gets.
+func (l *Log) NextSeq() uint64 { return l.nextSeq }
+
+// Append stages r for the next group commit. The answer comes later as an AppendDone.
+// Once staged, the outcome depends only on the disk: there is no way to cancel it.
+func (l *Log) Append(nowNs int64, token uint64, r Record) {
+	switch l.state {
+	case stateFailed:
+		l.answer(token, 0, l.failure)
+		return
+	case stateNew, stateRecovering:
+		l.answer(token, 0, ErrNotReady)
+		return
+	}
+	if err := r.Validate(); err != nil {
+		l.answer(token, 0, err)
+		return
+	}
+	if len(l.stagedBuf)+r.FrameBytes() > l.cfg.StagedBytesMax {
+		l.answer(token, 0, ErrFull)
+		return
+	}
+	r.Seq = l.nextSeq
+	l.nextSeq++
+	if r.TimestampMs == 0 {
+		r.TimestampMs = nowNs / 1_000_000
+	}
+	if len(l.staged) == 0 {
+		l.stagedAtNs = nowNs
+	}
+	l.stagedBuf = AppendFrame(l.stagedBuf, &r)
+	l.staged = append(l.staged, waiter{token: token, seq: r.Seq})
+	l.maybeFlush()
+}
+
+func (l *Log) answer(token, seq uint64, err error) {
+	l.out.Done = append(l.out.Done, AppendDone{Token: token, Seq: seq, Err: err})
+}
+
+// Tick fires deadlines: the group-commit backstop and the lazy checkpoint write.
+func (l *Log) Tick(nowNs int64) {
+	if l.state != stateReady {
+		return
+	}
+	l.maybeFlush()
+	if l.ckptFlushAt != 0 && nowNs >= l.ckptFlushAt && l.ckptWriting == 0 {
+		l.writeCheckpoint()
+	}
+}
+
+// SetCheckpoint records that every record below seq was dispatched. The move is durable
+// within CheckpointSyncIntervalNs; segments wholly below the durable checkpoint are then
+// removed. Moving it backwards, or past a record not yet durable, is a programmer error.
+func (l *Log) SetCheckpoint(nowNs int64, seq uint64) {
+	if l.state != stateReady {
+		return
+	}
+	assert(seq >= l.ckptWanted, "checkpoint moved backwards")
+	assert(seq <= l.durableNext, "checkpoint passed a record that is not durable")
+	if seq == l.ckptWanted {
+		return
+	}
+	l.ckptWanted = seq
+	if l.ckptFlushAt == 0 {
+		l.ckptFlushAt = nowNs + l.cfg.CheckpointSyncIntervalNs
+	}
+	l.maybeRotate()
+}
+
+// DiskDone feeds the completion of an op this machine issued.
+func (l *Log) DiskDone(nowNs int64, res disk.Result) {
+	purpose, ok := l.ops[res.ID]
+	assert(ok, "completion of an unknown op")
+	delete(l.ops, res.ID)
+	if l.state == stateFailed {
+		return // nothing issued before the failure can change the answers given
+	}
+	switch purpose {
+	case purposeRecover:
+		l.recoverStep(res)
+	case purposeWrite:
+		l.onGroupWritten(res)
+	case purposeSync:
+		l.onGroupSynced(res)
+	case purposeRotate:
+		l.onRotateStep(res)
+	case purposeCheckpoint:
+		l.onCheckpointStep(res)
+	case purposeCompact:
+		l.onCompactStep(res)
+	}
+}
+
+func (l *Log) issue(p opPurpose, op disk.Op) {
+	l.nextOpID++
+	op.ID = l.nextOpID
+	l.ops[op.ID] = p
+	l.out.Ops = append(l.out.Ops, op)
+}
+
+func (l *Log) active() *segment { return &l.segs[len(l.segs)-1] }
+
+func segmentName(dir string, firstSeq uint64) string {
+	return fmt.Sprintf("%s/%016x.seg", dir, firstSeq)
+}
+
+func (l *Log) checkpointName() string { return l.cfg.Dir + "/" + CheckpointFile }

@@ -1,0 +1,173 @@
+package wal_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/wal"
+)
+
+func TestGroupCommitSharesOneWriteAndSync(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	a := h.append("t", []byte("a"))
+	if len(h.pending) != 1 || h.pending[0].Kind != disk.KindWriteAt {
+		t.Fatalf("first append should flush at once, pending: %s", h.pendingKinds())
+	}
+	b := h.append("t", []byte("b"))
+	c := h.append("t", []byte("c"))
+	if len(h.pending) != 1 {
+		t.Fatalf("appends during a flush must stage, pending: %s", h.pendingKinds())
+	}
+	h.complete(0, nil) // write a
+	if _, ok := h.done[a]; ok {
+		t.Fatalf("append answered before its sync")
+	}
+	if h.pending[0].Kind != disk.KindSync {
+		t.Fatalf("want sync after write, pending: %s", h.pendingKinds())
+	}
+	h.complete(0, nil) // sync a
+	if d := h.done[a]; d.Err != nil || d.Seq != 1 {
+		t.Fatalf("a: %+v", d)
+	}
+	if len(h.pending) != 1 || h.pending[0].Kind != disk.KindWriteAt {
+		t.Fatalf("staged group should go out, pending: %s", h.pendingKinds())
+	}
+	w := h.complete(0, nil)
+	h.complete(0, nil)
+	if h.done[b].Seq != 2 || h.done[c].Seq != 3 || h.done[b].Err != nil || h.done[c].Err != nil {
+		t.Fatalf("b, c: %+v %+v", h.done[b], h.done[c])
+	}
+	r1, n, _ := wal.DecodeFrame(w.Data)
+	r2, _, _ := wal.DecodeFrame(w.Data[n:])
+	if string(r1.Payload) != "b" || string(r2.Payload) != "c" {
+		t.Fatalf("one write should hold b and c")
+	}
+}
+
+func TestFailedSyncIsStickyAndNeverAcked(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	a := h.append("t", []byte("a"))
+	h.complete(0, nil)
+	b := h.append("t", []byte("b")) // staged behind a's sync
+	h.complete(0, disk.ErrIO)       // a's fdatasync fails
+	for _, tok := range []uint64{a, b} {
+		if d, ok := h.done[tok]; !ok || !errors.Is(d.Err, wal.ErrFailed) {
+			t.Fatalf("token %d: %+v, want ErrFailed", tok, d)
+		}
+	}
+	if !errors.Is(h.failed, wal.ErrFailed) || !errors.Is(h.l.Failed(), wal.ErrFailed) {
+		t.Fatalf("failure not reported: %v", h.failed)
+	}
+	c := h.append("t", []byte("c"))
+	if !errors.Is(h.done[c].Err, wal.ErrFailed) || len(h.pending) != 0 {
+		t.Fatalf("append after failure: %+v pending %s", h.done[c], h.pendingKinds())
+	}
+}
+
+func TestFailedWriteIsSticky(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	a := h.append("t", []byte("a"))
+	h.complete(0, disk.ErrNoSpace)
+	if !errors.Is(h.done[a].Err, wal.ErrFailed) || len(h.pending) != 0 {
+		t.Fatalf("write failure: %+v pending %s", h.done[a], h.pendingKinds())
+	}
+}
+
+func TestAppendRefusals(t *testing.T) {
+	h := newHarness(t, wal.Config{StagedBytesMax: 200}, nil)
+	bad := h.append("t", nil)
+	if !errors.Is(h.done[bad].Err, wal.ErrPayloadSize) {
+		t.Fatalf("empty payload: %+v", h.done[bad])
+	}
+	h.append("t", []byte("x")) // in flight
+	ok := h.append("t", bytes.Repeat([]byte("y"), 100))
+	full := h.append("t", bytes.Repeat([]byte("z"), 100))
+	if _, answered := h.done[ok]; answered {
+		t.Fatalf("staged append answered early")
+	}
+	if !errors.Is(h.done[full].Err, wal.ErrFull) {
+		t.Fatalf("over StagedBytesMax: %+v", h.done[full])
+	}
+	l := wal.New(wal.Config{})
+	l.Append(0, 1, wal.Record{Topic: "t", Payload: []byte("x")})
+	if d := l.Ready().Done; len(d) != 1 || !errors.Is(d[0].Err, wal.ErrNotReady) {
+		t.Fatalf("append before recovery: %+v", d)
+	}
+}
+
+func TestAckedRecordsSurviveCrash(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	var want []string
+	for i := 0; i < 20; i++ {
+		p := string(rune('a' + i))
+		h.append("t", []byte(p))
+		want = append(want, p)
+		h.completeAll()
+	}
+	h.append("t", []byte("unacked")) // written, never synced
+	h.complete(0, nil)
+	h.crash()
+	var got []string
+	for _, r := range h.recovered.Records {
+		got = append(got, string(r.Payload))
+	}
+	if len(got) < len(want) {
+		t.Fatalf("lost acked records: got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] || h.recovered.Records[i].Seq != uint64(i+1) {
+			t.Fatalf("record %d: %q seq %d", i, got[i], h.recovered.Records[i].Seq)
+		}
+	}
+	next := h.append("t", []byte("after"))
+	h.completeAll()
+	if d := h.done[next]; d.Err != nil || d.Seq != h.recovered.NextSeq {
+		t.Fatalf("append after recovery: %+v, next seq %d", d, h.recovered.NextSeq)
+	}
+}
+
+func TestCheckpointIsLazyAndCompacts(t *testing.T) {
+	h := newHarness(t, wal.Config{SegmentRotateBytes: 256, CheckpointSyncIntervalNs: 250e6}, nil)
+	for i := 0; i < 30; i++ {
+		h.append("t", bytes.Repeat([]byte{'p'}, 40))
+		h.completeAll()
+	}
+	h.l.SetCheckpoint(h.now, 20)
+	h.pump()
+	if len(h.pending) != 0 {
+		t.Fatalf("checkpoint written before its deadline: %s", h.pendingKinds())
+	}
+	if at, ok := h.l.NextDeadline(); !ok || at != h.now+250e6 {
+		t.Fatalf("checkpoint deadline %d %v", at, ok)
+	}
+	h.l.SetCheckpoint(h.now+1, 31) // everything dispatched: the active segment rotates
+	h.pump()
+	h.completeAll()
+	h.advance()
+	if h.l.DurableCheckpoint() != 31 {
+		t.Fatalf("durable checkpoint %d", h.l.DurableCheckpoint())
+	}
+	names, _ := h.d.List("wal")
+	if len(names) != 2 || names[0] != "000000000000001f.seg" || names[1] != "checkpoint" {
+		t.Fatalf("after compaction: %v", names)
+	}
+	h.crash()
+	if h.recovered.Checkpoint != 31 || len(h.recovered.Records) != 0 || h.recovered.NextSeq != 31 {
+		t.Fatalf("recovered %+v", h.recovered)
+	}
+}
+
+func TestCheckpointBackwardsPanics(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	h.append("t", []byte("a"))
+	h.completeAll()
+	h.l.SetCheckpoint(0, 2)
+	defer func() {
+		if recover() == nil {
+			t.Fatalf("moving the checkpoint backwards must panic")
+		}
+	}()
+	h.l.SetCheckpoint(0, 1)
+}

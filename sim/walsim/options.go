@@ -1,0 +1,70 @@
+package walsim
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/sim"
+)
+
+// Options are everything a run depends on. Draw makes them from a seed.
+type Options struct {
+	Seed          uint64
+	Clients       int   // concurrent appenders
+	Steps         int   // events processed in the fault phase
+	PayloadMax    int   // payloads are 1..PayloadMax bytes
+	ThinkMaxNs    int64 // a client waits 0..ThinkMaxNs between an answer and its next append
+	OpLatencyNs   [2]int64
+	SyncLatencyNs [2]int64
+	CrashGapNs    [2]int64 // time between crashes, 0 = no crashes
+	RestartNs     int64    // time a crashed node stays down
+	CheckpointNs  int64    // period of the stand-in dispatcher
+	Disk          sim.DiskConfig
+	WAL           wal.Config
+}
+
+// Draw derives a run's options from its seed.
+func Draw(seed uint64) Options {
+	r := rng.New(seed ^ 0x6e61726164) // "narad"
+	pick := func(ps ...float64) float64 { return ps[r.Intn(len(ps))] }
+	o := Options{
+		Seed:          seed,
+		Clients:       r.Range(1, 32),
+		Steps:         r.Range(3000, 8000),
+		PayloadMax:    r.Range(1, 600),
+		ThinkMaxNs:    int64(r.Range(0, 2_000_000)),
+		OpLatencyNs:   [2]int64{int64(r.Range(1_000, 20_000)), int64(r.Range(20_000, 200_000))},
+		SyncLatencyNs: [2]int64{int64(r.Range(50_000, 300_000)), int64(r.Range(300_000, 5_000_000))},
+		RestartNs:     int64(r.Range(1_000_000, 50_000_000)),
+		CheckpointNs:  int64(r.Range(1_000_000, 100_000_000)),
+		Disk: sim.DiskConfig{
+			NoSpaceProb:      pick(0, 0, 0.001, 0.005),
+			SyncFailProb:     pick(0, 0, 0.002, 0.01, 0.03),
+			ReadErrorProb:    pick(0, 0.01, 0.05),
+			ReadCorruptProb:  pick(0, 0.01, 0.05),
+			CrashKeepProb:    r.Float64(),
+			CrashTearProb:    r.Float64() * 0.5,
+			CrashGarbageProb: r.Float64(),
+		},
+		WAL: wal.Config{
+			SegmentRotateBytes:       int64(r.Range(512, 16<<10)),
+			SegmentBytesMax:          int64(r.Range(32<<10, 256<<10)),
+			CheckpointSyncIntervalNs: int64(r.Range(1_000_000, 250_000_000)),
+		},
+	}
+	if r.Chance(0.8) {
+		o.CrashGapNs = [2]int64{int64(r.Range(1_000_000, 50_000_000)), int64(r.Range(50_000_000, 2_000_000_000))}
+	}
+	return o
+}
+
+func (o Options) String() string {
+	d := o.Disk
+	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d\n"+
+		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d",
+		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs,
+		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs)
+}

@@ -1,0 +1,215 @@
+package walsim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/sim"
+)
+
+// Stats summarises a run.
+type Stats struct {
+	Appends, Acked, Failed, Ambiguous uint64
+	Crashes, WALFailures, Recoveries  uint64
+	Checks                            uint64
+	Disk                              sim.DiskStats
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Trace     string // hex FNV-1a 64 of every processed event
+	Violation error  // nil when every invariant held
+	Stats     Stats
+}
+
+type opRef struct {
+	op disk.Op
+}
+
+// run is one simulation: the scheduler, the node, the clients and the model of what
+// was promised to them.
+type run struct {
+	o     Options
+	r     *rng.Rand
+	s     scheduler
+	d     *sim.Disk
+	trace hash.Hash64
+	stats Stats
+
+	log     *wal.Log
+	epoch   uint64
+	up      bool // the process is running (recovering or ready)
+	ready   bool
+	tickAt  int64
+	healing bool
+
+	model model
+	err   error
+}
+
+// Run executes the options' run and reports its trace hash and verdict.
+func Run(o Options) Result {
+	r := rng.New(o.Seed)
+	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: fnv.New64a(), model: newModel()}
+	u.start()
+	for c := 0; c < o.Clients; c++ {
+		u.s.at(u.think(), event{kind: evAppend, client: c})
+	}
+	u.s.at(o.CheckpointNs, event{kind: evCheckpoint})
+	if o.CrashGapNs[1] > 0 {
+		u.s.at(u.crashGap(), event{kind: evCrash})
+	}
+	for step := 0; step < o.Steps && u.err == nil; step++ {
+		e, ok := u.s.next()
+		if !ok {
+			break
+		}
+		u.handle(e)
+	}
+	if u.err == nil {
+		u.heal()
+	}
+	u.stats.Disk = u.d.Stats()
+	return Result{Trace: fmt.Sprintf("%016x", u.trace.Sum64()), Violation: u.err, Stats: u.stats}
+}
+
+func (u *run) think() int64 { return u.s.now + int64(u.r.Intn(int(u.o.ThinkMaxNs)+1)) }
+
+func (u *run) crashGap() int64 {
+	return u.s.now + u.o.CrashGapNs[0] + int64(u.r.Intn(int(u.o.CrashGapNs[1]-u.o.CrashGapNs[0])+1))
+}
+
+func (u *run) latency(op disk.Op) int64 {
+	lo, hi := u.o.OpLatencyNs[0], u.o.OpLatencyNs[1]
+	if op.Kind == disk.KindSync || op.Kind == disk.KindSyncDir {
+		lo, hi = u.o.SyncLatencyNs[0], u.o.SyncLatencyNs[1]
+	}
+	return lo + int64(u.r.Intn(int(hi-lo)+1))
+}
+
+// record folds one line of the trace into the hash.
+func (u *run) record(kind byte, vals ...uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(u.s.now))
+	u.trace.Write([]byte{kind})
+	u.trace.Write(b[:])
+	for _, v := range vals {
+		binary.LittleEndian.PutUint64(b[:], v)
+		u.trace.Write(b[:])
+	}
+}
+
+func (u *run) violate(err error) {
+	if u.err == nil {
+		u.err = fmt.Errorf("t=%dns: %w", u.s.now, err)
+	}
+}
+
+func (u *run) handle(e event) {
+	switch e.kind {
+	case evOpDone:
+		if e.epoch == u.epoch && u.up {
+			u.opDone(e.op.op)
+		}
+	case evAppend:
+		u.clientAppend(e.client)
+	case evTick:
+		if e.epoch == u.epoch && u.up && e.at == u.tickAt {
+			u.record('t')
+			u.log.Tick(u.s.now)
+			u.drain()
+		}
+	case evCheckpoint:
+		u.dispatch()
+		if !u.healing {
+			u.s.at(u.s.now+u.o.CheckpointNs, event{kind: evCheckpoint})
+		}
+	case evCrash:
+		// Epoch 0: the periodic crash chain. Otherwise: the restart a WAL failure asked for.
+		if e.epoch == 0 || e.epoch == u.epoch {
+			u.crash()
+		}
+		if e.epoch == 0 && !u.healing {
+			u.s.at(u.crashGap(), event{kind: evCrash})
+		}
+	case evRestart:
+		if !u.up {
+			u.start()
+		}
+	}
+}
+
+// start boots a new process on the disk: a fresh WAL that recovers from what is there.
+func (u *run) start() {
+	u.epoch++
+	u.up, u.ready, u.tickAt = true, false, 0
+	u.log = wal.New(u.o.WAL)
+	u.record('o', u.epoch)
+	u.log.Open(u.s.now)
+	u.drain()
+}
+
+// crash kills the process: ops in flight and unanswered appends are lost with it.
+func (u *run) crash() {
+	if !u.up {
+		return
+	}
+	u.stats.Crashes++
+	u.record('c', u.epoch)
+	u.up, u.ready = false, false
+	u.epoch++
+	u.model.loseUnanswered(u)
+	u.d.Crash()
+	u.check()
+	u.s.at(u.s.now+u.o.RestartNs, event{kind: evRestart})
+}
+
+func (u *run) opDone(op disk.Op) {
+	res := disk.Apply(u.d, op)
+	errCode := uint64(0)
+	if res.Err != nil {
+		errCode = 1
+	}
+	u.record('d', op.ID, uint64(op.Kind), uint64(op.Off), uint64(len(op.Data)), uint64(len(res.Data)), errCode)
+	u.log.DiskDone(u.s.now, res)
+	u.drain()
+	if op.Kind != disk.KindWriteAt && op.Kind != disk.KindReadAt && op.Kind != disk.KindList {
+		u.check() // the durable image may have changed
+	}
+}
+
+// drain carries out a Ready: schedule ops, answer clients, check a recovery.
+func (u *run) drain() {
+	rd := u.log.Ready()
+	for _, op := range rd.Ops {
+		u.s.at(u.s.now+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
+	}
+	acked := false
+	for _, d := range rd.Done {
+		acked = acked || d.Err == nil
+		u.model.answered(u, d)
+	}
+	if rd.Recovered != nil {
+		u.stats.Recoveries++
+		u.ready = true
+		u.model.recovered(u, rd.Recovered)
+	}
+	if rd.Failed != nil {
+		// A failed fsync is fatal for the process: crash it and recover from the disk.
+		u.stats.WALFailures++
+		u.record('f')
+		u.s.at(u.s.now+1, event{kind: evCrash, epoch: u.epoch})
+	}
+	if acked {
+		u.check()
+	}
+	if at, ok := u.log.NextDeadline(); ok && at != u.tickAt {
+		u.tickAt = max(at, u.s.now)
+		u.s.at(u.tickAt, event{kind: evTick, epoch: u.epoch})
+	}
+}
