@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/narad/narad/sim/walsim"
 )
@@ -31,6 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 0, "run one seed")
 	seeds := fs.String("seeds", "", "run a range of seeds, A-B inclusive")
 	workers := fs.Int("j", runtime.GOMAXPROCS(0), "seeds run at once with -seeds")
+	stop := fs.Bool("stop", false, "with -seeds: stop starting seeds after the first violation (mutation checks)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -40,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "narad-sim:", err)
 			return 2
 		}
-		return runRange(lo, hi, *workers, stdout)
+		return runRange(lo, hi, *workers, *stop, stdout)
 	}
 	if !isSet(fs, "seed") {
 		fmt.Fprintln(stderr, "narad-sim: give -seed N or -seeds A-B")
@@ -89,22 +91,26 @@ func verdict(seed uint64, res walsim.Result, out io.Writer) int {
 }
 
 // runRange runs seeds lo..hi on workers goroutines and prints, in seed order, a line per
-// failing seed and a summary.
-func runRange(lo, hi uint64, workers int, out io.Writer) int {
+// failing seed and a summary. With stop, no new seed starts after a violation.
+func runRange(lo, hi uint64, workers int, stop bool, out io.Writer) int {
 	n := int(hi - lo + 1)
 	results := make([]walsim.Result, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var violated atomic.Bool
 	for w := 0; w < max(1, workers); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				results[i] = walsim.Run(walsim.Draw(lo + uint64(i)))
+				if results[i].Violation != nil {
+					violated.Store(true)
+				}
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && !(stop && violated.Load()); i++ {
 		next <- i
 	}
 	close(next)

@@ -80,3 +80,11 @@ func DecodeCheckpoint(b []byte) (seq uint64, ok bool) {
 
 // CheckpointFile is the checkpoint's file name within the WAL directory.
 const CheckpointFile = "checkpoint"
+
+// EncodeCheckpointFile returns a whole checkpoint file holding seq in one slot
+// (generation 1). Tools and tests use it; the WAL itself writes one slot at a time.
+func EncodeCheckpointFile(seq uint64) []byte {
+	b := make([]byte, checkpointFileBytes)
+	copy(b[checkpointSlotOffset(1):], encodeCheckpointSlot(checkpointSlot{gen: 1, seq: seq}))
+	return b
+}

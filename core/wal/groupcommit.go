@@ -42,6 +42,9 @@ func (l *Log) onGroupSynced(res disk.Result) {
 		l.fail(res.Err)
 		return
 	}
+	l.stats.GroupsSynced++
+	l.stats.RecordsSynced += uint64(len(l.inflight))
+	l.stats.BytesSynced += uint64(len(l.inflightBuf))
 	l.ackInflight()
 	l.spareBuf = l.inflightBuf[:0]
 	l.inflightBuf = nil

@@ -46,6 +46,8 @@ type Log struct {
 	ckptWriting uint64 // value being written, 0 when no checkpoint write is in flight
 	ckptFlushAt int64  // when the pending checkpoint move is written; 0 = none pending
 
+	stats Stats
+
 	compacting     bool
 	compactPending int // removes of the current compaction not yet completed
 
@@ -119,6 +121,16 @@ func (l *Log) NextDeadline() (int64, bool) {
 	}
 	return at, at != 0
 }
+
+// Stats counts what the WAL did since New.
+type Stats struct {
+	GroupsSynced  uint64 // group commits whose fdatasync succeeded
+	RecordsSynced uint64 // appends they acknowledged
+	BytesSynced   uint64 // frame bytes they covered
+}
+
+// Stats returns the counters.
+func (l *Log) Stats() Stats { return l.stats }
 
 // Failed returns the sticky failure, or nil.
 func (l *Log) Failed() error { return l.failure }

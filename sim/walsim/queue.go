@@ -44,9 +44,9 @@ func (q *queue) Pop() any {
 
 // scheduler is the simulated clock and its event queue.
 type scheduler struct {
-	now  int64
-	n    uint64
-	q    queue
+	now int64
+	n   uint64
+	q   queue
 }
 
 const queueEventsMax = 1 << 20
