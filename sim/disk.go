@@ -301,8 +301,8 @@ func (d *Disk) reserve(name string, ino *inode, size int) error {
 // the map iteration order.)
 func (d *Disk) used() int64 {
 	var n int64
-	for _, dr := range d.dirs {
-		for _, ino := range dr.cur {
+	for _, dr := range d.dirs { //narad:unordered
+		for _, ino := range dr.cur { //narad:unordered
 			n += int64(len(ino.cur))
 		}
 	}

@@ -69,8 +69,8 @@ func (d *Disk) crashInode(ino *inode) {
 // leave; a crash may also land some pending changes (writes, truncates, entry operations).
 func (d *Disk) DurableFiles() map[string][]byte {
 	out := map[string][]byte{}
-	for dn, dr := range d.dirs { // builds a map: the order reaches nothing
-		for name, ino := range dr.durable {
+	for dn, dr := range d.dirs { //narad:unordered (builds a map)
+		for name, ino := range dr.durable { //narad:unordered
 			out[path.Join(dn, name)] = append([]byte{}, ino.durable...)
 		}
 	}

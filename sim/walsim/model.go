@@ -183,7 +183,7 @@ func (u *run) logDir() string {
 
 func sortedKeys[V any](m map[uint64]V) []uint64 {
 	keys := make([]uint64, 0, len(m))
-	for k := range m {
+	for k := range m { //narad:sorted
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
