@@ -1,8 +1,3 @@
-// Package rng is the core's only source of randomness: a small seeded generator
-// (SplitMix64) that the driver passes in. Same seed, same stream, on every platform.
-//
-// It is driven by calls, not events: a core machine holds a *Rand given to it at
-// construction (the shell seeds it from crypto/rand, the simulator from the run's seed).
 package rng
 
 import "math/bits"
