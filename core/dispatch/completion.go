@@ -1,0 +1,166 @@
+package dispatch
+
+import "errors"
+
+// CommitDone feeds the answer to commit id. A nil err means every record of the commit
+// is durable and verified on its partition. An answer for a commit that already timed out
+// is ignored: its records were or will be sent again (a duplicate, never a loss).
+func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
+	b, ok := d.inflight[id]
+	if !ok {
+		return
+	}
+	batch := d.batches[id]
+	delete(d.inflight, id)
+	delete(d.batches, id)
+	b.inflight = 0
+	if err == nil {
+		d.stats.CommitsOK++
+		for _, seq := range batch {
+			d.entries[seq].status = stDone
+			d.stats.Committed++
+		}
+		b.seqs = b.seqs[len(batch):]
+		b.failures = 0
+		return
+	}
+	d.stats.CommitsFailed++
+	for _, seq := range batch {
+		d.entries[seq].status = stWaiting
+	}
+	b.failures++
+	b.notBefore = nowNs + d.cfg.FailureBackoffNs
+	if errors.Is(err, ErrIncarnation) {
+		b.discard = true
+	}
+}
+
+// Tick expires commits past their timeout: they count as failed.
+func (d *Dispatcher) Tick(nowNs int64) {
+	for _, k := range d.keys {
+		b := d.buckets[k]
+		if b.inflight != 0 && nowNs >= b.deadline {
+			d.CommitDone(nowNs, b.inflight, errTimeout)
+		}
+	}
+}
+
+var errTimeout = errors.New("dispatch: commit timed out")
+
+// NextDeadline is the earliest commit timeout or backoff end, if any.
+func (d *Dispatcher) NextDeadline() (int64, bool) {
+	var at int64
+	take := func(t int64) {
+		if at == 0 || t < at {
+			at = t
+		}
+	}
+	for _, k := range d.keys {
+		b := d.buckets[k]
+		switch {
+		case b.inflight != 0:
+			take(b.deadline)
+		case len(b.seqs) > 0 && b.notBefore > 0:
+			take(b.notBefore)
+		}
+	}
+	if d.barrierToken == 0 && d.wantsBarrier() && d.barrierNotBefore > 0 {
+		take(d.barrierNotBefore)
+	}
+	return at, at != 0
+}
+
+func (d *Dispatcher) wantsBarrier() bool {
+	for _, k := range d.keys {
+		if d.buckets[k].discard {
+			return true
+		}
+	}
+	return false
+}
+
+// requestBarrier asks for one leader confirmation when some bucket looks discardable.
+func (d *Dispatcher) requestBarrier(nowNs int64) {
+	if d.barrierToken != 0 || nowNs < d.barrierNotBefore || !d.wantsBarrier() {
+		return
+	}
+	d.nextID++
+	d.barrierToken = d.nextID
+	d.out.Barriers = append(d.out.Barriers, d.barrierToken)
+}
+
+// BarrierDone feeds the leader's confirmation (ReadIndex applied locally) or its
+// failure. Only now, re-reading the caught-up replica, is a record discarded: its topic
+// incarnation must still be gone. Anything less keeps the record for the next pass.
+func (d *Dispatcher) BarrierDone(nowNs int64, token uint64, err error) {
+	if token != d.barrierToken {
+		return
+	}
+	d.barrierToken = 0
+	if err != nil || !d.cat.CaughtUp() {
+		d.barrierNotBefore = nowNs + d.cfg.FailureBackoffNs
+		return
+	}
+	for _, k := range d.keys {
+		b := d.buckets[k]
+		if !b.discard || b.inflight != 0 {
+			continue
+		}
+		b.discard = false
+		id, parts, ok := d.cat.Topic(k.Topic)
+		if ok && id == k.Incarnation && k.Partition < parts {
+			continue // the topic is there after all: commit as usual
+		}
+		if mutDiscardWithoutConfirm {
+			continue // (the mutation discards earlier, in Pump)
+		}
+		d.discardBucket(b)
+	}
+	d.Pump(nowNs)
+}
+
+func (d *Dispatcher) discardBucket(b *bucket) {
+	for _, seq := range b.seqs {
+		d.entries[seq].status = stDone
+		d.stats.Discarded++
+	}
+	b.seqs = nil
+}
+
+// advanceCheckpoint moves the checkpoint over every leading record that is done and
+// forgets them. The checkpoint never passes a record that is waiting or in flight.
+func (d *Dispatcher) advanceCheckpoint() {
+	n := 0
+	for n < d.admitted && d.entries[d.order[n]].status == stDone {
+		e := d.entries[d.order[n]]
+		d.bytes -= len(e.rec.Payload)
+		delete(d.entries, d.order[n])
+		n++
+	}
+	d.order = d.order[n:]
+	d.admitted -= n
+	next := d.nextSeq
+	if len(d.order) > 0 {
+		next = d.order[0]
+		if mutCheckpointPastSkipped {
+			next = d.pastLastDone(next)
+		}
+	}
+	if next > d.checkpoint {
+		d.checkpoint = next
+		d.out.Checkpoint = next
+	}
+}
+
+// pastLastDone serves only the mutation build: one past the highest done seq.
+func (d *Dispatcher) pastLastDone(next uint64) uint64 {
+	for i := d.admitted - 1; i >= 0; i-- {
+		if d.entries[d.order[i]].status == stDone {
+			return max(next, d.order[i]+1)
+		}
+	}
+	return next
+}
+
+// Checkpoint is the first seq not yet dispatched.
+func (d *Dispatcher) Checkpoint() uint64 { return d.checkpoint }

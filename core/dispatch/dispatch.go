@@ -1,0 +1,154 @@
+package dispatch
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/narad/narad/core/wal"
+)
+
+// Defaults, from the seed's table of compiled-in numbers (produce-path.md).
+const (
+	DefaultBaseWindow         = 4_096  // produceDispatchBaseWindow
+	DefaultWindowMax          = 65_536 // defaultProduceDispatchBatchSize
+	DefaultTargetPerPartition = 64     // produceDispatchTargetPerPartition
+	DefaultLookaheadWindows   = 16     // produceDispatchLookaheadWindows
+	DefaultFanoutMax          = 16     // defaultProduceDispatchCommitFanout
+	DefaultCommitBytesMax     = 8 << 20
+	DefaultFailureBackoffNs   = 1_000_000_000  // 1 s
+	DefaultCommitTimeoutNs    = 30_000_000_000 // 30 s
+	DefaultBacklogBytesMax    = 256 << 20
+)
+
+// Config holds the dispatcher's tunables; zero fields take the defaults.
+type Config struct {
+	BaseWindow         int
+	WindowMax          int
+	TargetPerPartition int
+	LookaheadWindows   int
+	FanoutMax          int   // commits in flight at once
+	CommitBytesMax     int   // payload bytes of one commit (at least one record)
+	FailureBackoffNs   int64 // a partition whose commit failed waits this long
+	CommitTimeoutNs    int64 // a commit not answered by then counts as failed
+	BacklogBytesMax    int   // Add refuses past this (the node answers 429)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.BaseWindow, DefaultBaseWindow)
+	def(&c.WindowMax, DefaultWindowMax)
+	def(&c.TargetPerPartition, DefaultTargetPerPartition)
+	def(&c.LookaheadWindows, DefaultLookaheadWindows)
+	def(&c.FanoutMax, DefaultFanoutMax)
+	def(&c.CommitBytesMax, DefaultCommitBytesMax)
+	def(&c.BacklogBytesMax, DefaultBacklogBytesMax)
+	if c.FailureBackoffNs <= 0 {
+		c.FailureBackoffNs = DefaultFailureBackoffNs
+	}
+	if c.CommitTimeoutNs <= 0 {
+		c.CommitTimeoutNs = DefaultCommitTimeoutNs
+	}
+	return c
+}
+
+// Catalog is the dispatcher's read-only view of the local metastore replica.
+type Catalog interface {
+	// Topic returns the current incarnation id and partition count of a topic.
+	Topic(name string) (id uint64, partitions uint32, ok bool)
+	// CaughtUp reports whether the replica has applied everything it knows committed.
+	CaughtUp() bool
+}
+
+// Key names one partition of one topic incarnation: the unit of commit.
+type Key struct {
+	Topic       string
+	Incarnation uint64
+	Partition   uint32
+}
+
+// Commit asks the owner of a partition to commitDurable these records, in this order.
+type Commit struct {
+	ID      uint64
+	Key     Key
+	Records []wal.Record
+}
+
+// Ready is the dispatcher's output since the last call.
+//
+// Commits may be carried out at once and concurrently (never two for one Key). Barriers
+// ask the metastore leader to confirm the local replica (ReadIndex); answer each with
+// BarrierDone. Checkpoint, when non-zero, is the new first seq not yet dispatched: give it
+// to the WAL (it only ever grows).
+type Ready struct {
+	Commits    []Commit
+	Barriers   []uint64
+	Checkpoint uint64
+}
+
+// ErrBacklogFull refuses a record when the backlog is at BacklogBytesMax.
+var ErrBacklogFull = fmt.Errorf("dispatch: backlog full")
+
+type status uint8
+
+const (
+	stWaiting  status = iota // admitted to its bucket, not in a commit
+	stInflight               // in a commit not yet answered
+	stDone                   // committed or discarded
+	stParked                 // not admitted yet (past the lookahead horizon)
+)
+
+type entry struct {
+	rec    wal.Record
+	status status
+}
+
+// bucket is one partition's queue of admitted records, in seq order.
+type bucket struct {
+	key       Key
+	seqs      []uint64
+	inflight  uint64 // commit id, 0 when none
+	deadline  int64  // of the commit in flight
+	notBefore int64  // backoff after a failure
+	failures  int    // consecutive failed commits
+	discard   bool   // the topic incarnation looks gone: confirm before discarding
+}
+
+func assert(ok bool, msg string) {
+	if !ok {
+		panic("dispatch: invariant broken: " + msg)
+	}
+}
+
+func sortedKeys(m map[Key]*bucket) []Key {
+	keys := make([]Key, 0, len(m))
+	for k := range m { //narad:sorted
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		if a.Incarnation != b.Incarnation {
+			return cmpU64(a.Incarnation, b.Incarnation)
+		}
+		return cmpU64(uint64(a.Partition), uint64(b.Partition))
+	})
+	return keys
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

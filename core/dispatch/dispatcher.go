@@ -1,0 +1,189 @@
+package dispatch
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/narad/narad/core/wal"
+)
+
+// ErrIncarnation is what an owner answers when a record's topic incarnation is not the
+// topic's current one: the record may belong to a deleted topic, so the dispatcher checks
+// for a discard instead of retrying blindly.
+var ErrIncarnation = errors.New("dispatch: topic incarnation mismatch")
+
+// Dispatcher moves durable WAL records to their partitions. See doc.go.
+type Dispatcher struct {
+	cfg Config
+	cat Catalog
+	out Ready
+
+	entries    map[uint64]*entry // seq -> record, for every seq at or above the checkpoint
+	order      []uint64          // those seqs, ascending
+	admitted   int               // order[:admitted] are in buckets (or done)
+	checkpoint uint64            // first seq not yet dispatched, as last reported
+	nextSeq    uint64            // one past the highest seq added
+	bytes      int               // payload bytes of the records held
+
+	buckets  map[Key]*bucket
+	keys     []Key              // bucket keys, sorted: the order of every pass
+	inflight map[uint64]*bucket // commit id -> bucket
+	batches  map[uint64][]uint64
+	nextID   uint64
+	window   int
+
+	barrierToken     uint64 // the barrier in flight, 0 when none
+	barrierNotBefore int64
+
+	stats Stats
+}
+
+// Stats counts what the dispatcher did.
+type Stats struct {
+	Committed, Discarded, CommitsOK, CommitsFailed uint64
+	Window                                         int
+}
+
+// New returns a dispatcher that starts at checkpoint (the WAL's recovered checkpoint).
+func New(cfg Config, cat Catalog, checkpoint uint64) *Dispatcher {
+	cfg = cfg.withDefaults()
+	return &Dispatcher{
+		cfg: cfg, cat: cat, checkpoint: checkpoint, nextSeq: checkpoint,
+		entries: map[uint64]*entry{}, buckets: map[Key]*bucket{},
+		inflight: map[uint64]*bucket{}, batches: map[uint64][]uint64{}, window: cfg.BaseWindow,
+	}
+}
+
+// Add hands over a record that is durable in the WAL. Records arrive in seq order.
+func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
+	assert(rec.Seq >= d.nextSeq, "records added out of seq order")
+	d.entries[rec.Seq] = &entry{rec: rec, status: stParked}
+	d.order = append(d.order, rec.Seq)
+	d.nextSeq = rec.Seq + 1
+	d.bytes += len(rec.Payload)
+}
+
+// Full reports whether the backlog is at its bound: the node refuses new produces.
+func (d *Dispatcher) Full() bool { return d.bytes >= d.cfg.BacklogBytesMax }
+
+// Backlog is the number of records a restart would replay, and their payload bytes.
+func (d *Dispatcher) Backlog() (records int, bytes int) { return len(d.order), d.bytes }
+
+// Stats returns the counters.
+func (d *Dispatcher) Stats() Stats { s := d.stats; s.Window = d.window; return s }
+
+// Ready returns the actions produced since the last call and clears them.
+func (d *Dispatcher) Ready() Ready {
+	r := d.out
+	d.out = Ready{}
+	return r
+}
+
+// Pump runs a pass: admit, commit, discard, move the checkpoint. The node calls it after
+// every batch of inputs (it is cheap when there is nothing to do).
+func (d *Dispatcher) Pump(nowNs int64) {
+	d.admit()
+	formed, records := 0, 0
+	for _, k := range d.keys {
+		if len(d.inflight) >= d.cfg.FanoutMax {
+			break
+		}
+		b := d.buckets[k]
+		if b.inflight != 0 || len(b.seqs) == 0 || nowNs < b.notBefore || b.discard {
+			continue
+		}
+		if id, parts, ok := d.cat.Topic(k.Topic); !ok || id != k.Incarnation || k.Partition >= parts {
+			if mutDiscardWithoutConfirm {
+				d.discardBucket(b)
+				continue
+			}
+			b.discard = true // confirm with the leader before destroying anything
+			continue
+		}
+		records += d.startCommit(nowNs, b)
+		formed++
+	}
+	d.adaptWindow(formed, records)
+	d.requestBarrier(nowNs)
+	d.advanceCheckpoint()
+}
+
+// admit moves parked records below the lookahead horizon into their buckets. The horizon
+// bounds how far past a stuck record the dispatcher works (and so the skip-set's size).
+func (d *Dispatcher) admit() {
+	horizon := d.checkpoint + uint64(d.window*d.cfg.LookaheadWindows)
+	for d.admitted < len(d.order) && d.order[d.admitted] < horizon {
+		seq := d.order[d.admitted]
+		e := d.entries[seq]
+		e.status = stWaiting
+		k := Key{Topic: e.rec.Topic, Incarnation: e.rec.Incarnation, Partition: e.rec.Partition}
+		b := d.buckets[k]
+		if b == nil {
+			b = &bucket{key: k}
+			d.buckets[k] = b
+			i, _ := slices.BinarySearchFunc(d.keys, k, compareKeys)
+			d.keys = slices.Insert(d.keys, i, k)
+		}
+		b.seqs = append(b.seqs, seq)
+		d.admitted++
+	}
+}
+
+func compareKeys(a, b Key) int {
+	if a.Topic != b.Topic {
+		if a.Topic < b.Topic {
+			return -1
+		}
+		return 1
+	}
+	if c := cmpU64(a.Incarnation, b.Incarnation); c != 0 {
+		return c
+	}
+	return cmpU64(uint64(a.Partition), uint64(b.Partition))
+}
+
+// startCommit sends the bucket's leading records, up to CommitBytesMax (at least one).
+func (d *Dispatcher) startCommit(nowNs int64, b *bucket) int {
+	n, size := 0, 0
+	for n < len(b.seqs) {
+		p := len(d.entries[b.seqs[n]].rec.Payload)
+		if n > 0 && size+p > d.cfg.CommitBytesMax {
+			break
+		}
+		size += p
+		n++
+	}
+	d.nextID++
+	id := d.nextID
+	batch := b.seqs[:n:n]
+	recs := make([]wal.Record, n)
+	for i, seq := range batch {
+		e := d.entries[seq]
+		assert(e.status == stWaiting, "record committed twice at once")
+		e.status = stInflight
+		recs[i] = e.rec
+	}
+	b.inflight, b.deadline = id, nowNs+d.cfg.CommitTimeoutNs
+	d.inflight[id] = b
+	d.batches[id] = batch
+	d.out.Commits = append(d.out.Commits, Commit{ID: id, Key: b.key, Records: recs})
+	return n
+}
+
+// adaptWindow grows the window while commits come out thinner than the per-partition
+// target (more records per pass make fatter batches) and shrinks it back when they are
+// far fatter than needed.
+func (d *Dispatcher) adaptWindow(formed, records int) {
+	if formed == 0 {
+		return
+	}
+	avg := records / formed
+	switch {
+	case avg < d.cfg.TargetPerPartition && d.window < d.cfg.WindowMax && d.admitted == len(d.order):
+		// Everything is admitted already: a bigger window cannot help.
+	case avg < d.cfg.TargetPerPartition && d.window < d.cfg.WindowMax:
+		d.window = min(d.window*2, d.cfg.WindowMax)
+	case avg > 4*d.cfg.TargetPerPartition && d.window > d.cfg.BaseWindow:
+		d.window = max(d.window/2, d.cfg.BaseWindow)
+	}
+}

@@ -1,0 +1,50 @@
+// Package dispatch is Stage 2 of the produce path (seed/produce-path.md): the per-node
+// mover that takes records durable in the ingress WAL to the partitions that own them, and
+// tells the WAL how far everything is done (the checkpoint). It is a deterministic state
+// machine: no I/O, no clock, no goroutines.
+//
+// # Driving it
+//
+//	d := dispatch.New(cfg, catalog, recovery.Checkpoint)
+//	for _, r := range recovery.Records { d.Add(now, r) }   // replay what the WAL holds
+//	loop:
+//		on a WAL ack:          d.Add(now, record)          // in seq order
+//		on a commit answer:    d.CommitDone(now, id, err)  // nil: durable and verified
+//		on a barrier answer:   d.BarrierDone(now, token, err)
+//		on a timer:            d.Tick(now)                 // at d.NextDeadline()
+//		then:                  d.Pump(now); rd := d.Ready()
+//		                       send rd.Commits to owners (commitDurable), rd.Barriers to the
+//		                       metastore (ReadIndex), rd.Checkpoint to the WAL
+//
+// # How it works
+//
+// Records at or above the checkpoint are held in seq order. Those below the lookahead
+// horizon (checkpoint + LookaheadWindows × window) are admitted into buckets, one per
+// (topic, incarnation, partition). Each pass sends every idle bucket's leading records as
+// one commit (at most CommitBytesMax, at least one record), at most one commit in flight
+// per bucket and FanoutMax in flight overall. A commit's records are marked done only when
+// the owner answers that they are durable and verified; a failure puts them back and
+// backs the bucket off for FailureBackoffNs. The checkpoint is the first seq not done: a
+// stuck partition holds the checkpoint, but not the others (skip-set, not head-of-line
+// blocking), and the horizon bounds how far past it the dispatcher runs. Nothing done is
+// ever sent again within a process; after a crash the skip-set is gone and records above
+// the checkpoint are sent again (duplicates, never loss).
+//
+// The window adapts: while commits come out thinner than TargetPerPartition records it
+// doubles (up to WindowMax), and it halves back towards BaseWindow when they are far
+// fatter.
+//
+// # Discarding
+//
+// A record whose topic incarnation is gone locally (topic absent, recreated under a new
+// incarnation id, or an owner answering ErrIncarnation) is not committed. Its bucket asks
+// for a barrier: a leader-confirmed read index (ReadIndex; a self-leader goes through the
+// same barrier) applied by the local replica. Only after the barrier, with the replica
+// caught up and the topic still gone on re-reading, are its records discarded. Anything
+// less keeps them for the next pass.
+//
+// # Not yet here
+//
+// Reroute to a live sibling partition after 3 failed passes, and remote owners, come with
+// the cluster (the Commit's Key names the partition; the node decides where it goes).
+package dispatch
