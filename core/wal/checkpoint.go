@@ -66,6 +66,22 @@ func decodeCheckpointFile(b []byte) (checkpointSlot, bool) {
 	return best, found
 }
 
+// checkpointFileSuspect reports whether a slot holds bytes but fails its check: a torn
+// write, or a read corrupted in passing. Recovery re-reads such a file before trusting an
+// older slot, so that a bit flip on the way in cannot move the checkpoint backwards.
+func checkpointFileSuspect(b []byte) bool {
+	for off := 0; off < checkpointFileBytes; off += checkpointSlotBytes {
+		if off >= len(b) {
+			break
+		}
+		slot := b[off:min(len(b), off+checkpointSlotUsed)]
+		if _, ok := decodeCheckpointSlot(slot); !ok && !allZero(slot) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkpointSlotOffset is where generation gen is written.
 func checkpointSlotOffset(gen uint64) int64 {
 	return int64(gen%2) * checkpointSlotBytes

@@ -103,10 +103,12 @@ func (l *Log) readCheckpoint() {
 
 func (l *Log) onCheckpointRead(res disk.Result) {
 	rc := l.rec
+	suspect := false
 	if res.Err == nil {
 		rc.ckpt, rc.ckptOK = decodeCheckpointFile(res.Data)
+		suspect = checkpointFileSuspect(res.Data)
 	}
-	if (res.Err != nil || !rc.ckptOK) && rc.retries < l.cfg.ReadRetriesMax {
+	if (res.Err != nil || !rc.ckptOK || suspect) && rc.retries < l.cfg.ReadRetriesMax {
 		rc.retries++ // reads may be corrupted in passing: read again before deciding
 		l.readCheckpoint()
 		return

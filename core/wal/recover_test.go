@@ -154,3 +154,22 @@ func TestRecoveryFailsOnPersistentReadErrors(t *testing.T) {
 		t.Fatalf("want recovery failure, got %v", h.failed)
 	}
 }
+
+func TestRecoveryR2RereadsASuspectCheckpoint(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		d := sim.NewDisk(rng.New(seed), sim.DiskConfig{ReadCorruptProb: 0.5})
+		d.SetFaults(false)
+		h := newHarness(t, wal.Config{}, d)
+		for i := 0; i < 4; i++ {
+			h.append("t", []byte{'a' + byte(i)})
+			h.completeAll()
+			h.l.SetCheckpoint(h.now, uint64(i+2))
+			h.advance() // one checkpoint generation per move: both slots get used
+		}
+		d.SetFaults(true)
+		h.crash()
+		if h.recovered.Checkpoint != 5 {
+			t.Fatalf("seed %d: recovered checkpoint %d, want 5 (decisions %v)", seed, h.recovered.Checkpoint, h.recovered.Decisions)
+		}
+	}
+}
