@@ -156,8 +156,8 @@ func TestRecoveryFailsOnPersistentReadErrors(t *testing.T) {
 }
 
 func TestRecoveryR2RereadsASuspectCheckpoint(t *testing.T) {
-	for seed := uint64(1); seed <= 30; seed++ {
-		d := sim.NewDisk(rng.New(seed), sim.DiskConfig{ReadCorruptProb: 0.5})
+	for seed := uint64(1); seed <= 300; seed++ {
+		d := sim.NewDisk(rng.New(seed), sim.DiskConfig{ReadCorruptProb: 1}) // every read flips a bit
 		d.SetFaults(false)
 		h := newHarness(t, wal.Config{}, d)
 		for i := 0; i < 4; i++ {
