@@ -71,7 +71,7 @@
 // frame by frame. Each row is tested in recover_test.go.
 //
 //	row  condition                                              action
-//	R1   no checkpoint file                                     start at the oldest record
+//	R1   no checkpoint file, or one never written (all zero)    start at the oldest record
 //	R2   a checkpoint slot is valid                             start at the newest valid slot
 //	R3   checkpoint file has no valid slot after re-reads       start at the oldest record
 //	R4   frame decodes, CRC valid, seq at or above the expected  keep it

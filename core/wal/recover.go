@@ -117,9 +117,12 @@ func (l *Log) onCheckpointRead(res disk.Result) {
 		l.fail(fmt.Errorf("reading the checkpoint: %w", res.Err))
 		return
 	}
-	if rc.ckptOK {
+	switch {
+	case rc.ckptOK:
 		rc.note(fmt.Sprintf("R2 checkpoint slot gen %d: start at seq %d", rc.ckpt.gen, rc.ckpt.seq))
-	} else {
+	case allZero(res.Data):
+		rc.note("R1 checkpoint never written: start at the oldest record")
+	default:
 		rc.note("R3 no valid checkpoint slot: start at the oldest record")
 	}
 	l.startScan()

@@ -59,6 +59,10 @@ func TestRecoveryR1R9EmptyDirectory(t *testing.T) {
 	if _, ok := h.d.DurableFiles()["wal/0000000000000001.seg"]; !ok {
 		t.Fatalf("first segment not durable: %v", h.d.DurableFiles())
 	}
+	h.crash() // a clean restart: the checkpoint file exists but was never written
+	if !hasDecision(h.recovered, "R1") || hasDecision(h.recovered, "R3") {
+		t.Fatalf("restart decisions %v", h.recovered.Decisions)
+	}
 }
 
 func TestRecoveryR2CheckpointSlot(t *testing.T) {
