@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// bareServer is a plain net/http server in this process that reads and discards every
+// request body and answers 202 with an empty body: the machine's ceiling for single-message
+// requests, with the load generator sharing the same cores as a real node would.
+type bareServer struct {
+	addr string
+	srv  *http.Server
+	done chan struct{}
+}
+
+func bareHandler(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func startBare() (*bareServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	b := &bareServer{
+		addr: ln.Addr().String(),
+		srv: &http.Server{
+			Handler:           http.HandlerFunc(bareHandler),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       time.Minute,
+		},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(b.done)
+		b.srv.Serve(ln)
+	}()
+	return b, nil
+}
+
+// stop shuts the server down, waiting at most a few seconds for open requests.
+func (b *bareServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if b.srv.Shutdown(ctx) != nil {
+		b.srv.Close()
+	}
+	<-b.done
+}

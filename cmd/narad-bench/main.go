@@ -1,0 +1,383 @@
+// Command narad-bench is a load generator for Narad's HTTP API (docs: /work/shared/API.md).
+//
+//	narad-bench -addr 127.0.0.1:7942 -mode MODE -workers N -duration 10s [-size 1024]
+//	            [-batch 100] [-topic bench] [-partitions 3] [-create-topic] [-prefill N] [-json]
+//
+// Modes:
+//
+//	produce        each worker loops POST /v1/topics/{topic}/produce with a -size byte body;
+//	               counts 202s
+//	produce-batch  POST …/produce/batch with -batch base64 messages of -size bytes; counts
+//	               the accepted messages
+//	consume-ack    GET …/consume?wait=1s (&max=-batch when -batch > 1), then acknowledges
+//	               every lease (one POST …/ack?receipt_handle=H each when -batch is 1, one
+//	               batch ack otherwise); counts acknowledged messages. -prefill N first
+//	               produces N messages with batch produce.
+//	bare           drives, like produce, a bare net/http server started in this process that
+//	               discards the body and answers 202: the machine's ceiling per request
+//	all            the standard suite, printed as a Markdown table: bare ×64; produce 1 KiB
+//	               ×1, ×16, ×64, ×256; produce-batch 100×256 B ×16; consume-ack single ×64
+//	               and batch 100 ×16 (256 B, prefilled). -workers/-size/-batch are ignored.
+//
+// Each run reports messages/s (and requests/s for batched modes), per-request latency
+// p50/p99/max, every unexpected status with the first body seen, and total errors. A route
+// the server does not serve (405, or a 404 that is not an API error for the topic) stops the run
+// and is named in the report. Only loopback targets are allowed. Exit status: 0 when every
+// run completed without errors, 1 otherwise, 2 for bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	modeProduce = "produce"
+	modeBatch   = "produce-batch"
+	modeConsume = "consume-ack"
+	modeBare    = "bare"
+	modeAll     = "all"
+
+	maxDuration = time.Hour
+	maxWorkers  = 4096
+)
+
+type config struct {
+	addr        string
+	mode        string
+	workers     int
+	duration    time.Duration
+	size        int
+	batch       int
+	topic       string
+	partitions  int
+	createTopic bool
+	prefill     int
+	json        bool
+}
+
+// runSpec is one run of the suite (or the only run).
+type runSpec struct {
+	name    string
+	mode    string
+	workers int
+	size    int
+	batch   int
+	prefill int
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("narad-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:7942", "node address, host:port (loopback only)")
+	fs.StringVar(&c.mode, "mode", modeProduce, "produce | produce-batch | consume-ack | bare | all")
+	fs.IntVar(&c.workers, "workers", 16, "concurrent workers (one connection each)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each run")
+	fs.IntVar(&c.size, "size", 1024, "message size in bytes")
+	fs.IntVar(&c.batch, "batch", 100, "messages per produce batch / consume max and batch ack (1 = single)")
+	fs.StringVar(&c.topic, "topic", "bench", "topic name")
+	fs.IntVar(&c.partitions, "partitions", 3, "partitions for -create-topic")
+	fs.BoolVar(&c.createTopic, "create-topic", false, "create the topic first (409 is fine)")
+	fs.IntVar(&c.prefill, "prefill", 0, "consume-ack: produce this many messages first (all: default 20k per second of -duration)")
+	fs.BoolVar(&c.json, "json", false, "print results as JSON lines")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "narad-bench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if err := validate(&c); err != nil {
+		fmt.Fprintln(stderr, "narad-bench:", err)
+		return 2
+	}
+	if c.mode == modeAll {
+		return runAll(ctx, c, stdout, stderr)
+	}
+	spec := runSpec{name: c.mode, mode: c.mode, workers: c.workers, size: c.size, batch: c.batch, prefill: c.prefill}
+	if c.mode != modeBare {
+		if err := setup(ctx, c, stderr); err != nil {
+			fmt.Fprintln(stderr, "narad-bench:", err)
+			return 1
+		}
+	}
+	res, err := execute(ctx, c, spec)
+	emit(stdout, c, &res)
+	if err != nil {
+		fmt.Fprintln(stderr, "narad-bench:", err)
+		return 1
+	}
+	if failed(&res) {
+		return 1
+	}
+	return 0
+}
+
+func validate(c *config) error {
+	if err := checkLoopback(c.addr); err != nil {
+		return err
+	}
+	switch c.mode {
+	case modeProduce, modeBatch, modeConsume, modeBare, modeAll:
+	default:
+		return fmt.Errorf("unknown -mode %q (produce, produce-batch, consume-ack, bare, all)", c.mode)
+	}
+	switch {
+	case c.workers < 1 || c.workers > maxWorkers:
+		return fmt.Errorf("-workers %d: want 1..%d", c.workers, maxWorkers)
+	case c.duration <= 0 || c.duration > maxDuration:
+		return fmt.Errorf("-duration %v: want > 0 and <= %v", c.duration, maxDuration)
+	case c.size < 1 || c.size > maxMessage:
+		return fmt.Errorf("-size %d: want 1..%d (API: 1 byte to 1 MiB)", c.size, maxMessage)
+	case !topicName.MatchString(c.topic) || c.topic == "." || c.topic == "..":
+		return fmt.Errorf("-topic %q: want 1-200 characters of [A-Za-z0-9._-], not . or ..", c.topic)
+	case c.partitions < 1:
+		return fmt.Errorf("-partitions %d: want >= 1", c.partitions)
+	case c.prefill < 0:
+		return fmt.Errorf("-prefill %d: want >= 0", c.prefill)
+	case c.mode == modeBatch && (c.batch < 1 || c.batch > maxBatchMsgs):
+		return fmt.Errorf("-batch %d: produce-batch wants 1..%d", c.batch, maxBatchMsgs)
+	case c.mode == modeConsume && (c.batch < 1 || c.batch > maxConsumeMax):
+		return fmt.Errorf("-batch %d: consume-ack wants 1..%d", c.batch, maxConsumeMax)
+	}
+	if c.mode == modeBatch {
+		if _, err := batchBody(c.batch, makePayload(c.size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLoopback refuses any target but 127.0.0.0/8, ::1 and localhost: this machine
+// forbids load against anything else. (The dialer also refuses a non-loopback peer.)
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("-addr %q: want host:port, e.g. 127.0.0.1:7942", addr)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-addr %q: refusing non-loopback host %q: narad-bench only targets 127.0.0.0/8, ::1 or localhost", addr, host)
+}
+
+// setup checks the node answers at all, then creates the topic when asked. A node that
+// does not serve POST /v1/topics yet only earns a warning.
+func setup(ctx context.Context, c config, stderr io.Writer) error {
+	t := newTarget(c.addr, c.topic)
+	client := newClient(1)
+	defer client.CloseIdleConnections()
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(pctx, http.MethodGet, t.healthz, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach %s: %w", c.addr, err)
+	}
+	drain(resp)
+	if !c.createTopic {
+		return nil
+	}
+	cctx, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	what, err := createTopic(cctx, client, t, c.partitions)
+	var missing *errRouteMissing
+	switch {
+	case errors.As(err, &missing):
+		fmt.Fprintf(stderr, "narad-bench: warning: cannot create topic %q: %v; going on\n", c.topic, err)
+		return nil
+	case err != nil:
+		return err
+	}
+	if !c.json {
+		fmt.Fprintf(stderr, "narad-bench: topic %q %s\n", c.topic, what)
+	}
+	return nil
+}
+
+// execute performs one run. The error is for a run that could not start or whose prefill
+// failed; it is also in the result's note.
+func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
+	res := Result{Name: spec.name, Mode: spec.mode, Workers: spec.workers, Size: spec.size}
+	if spec.mode == modeBatch || spec.mode == modeConsume {
+		res.Batch = spec.batch
+	}
+	addr := c.addr
+	if spec.mode == modeBare {
+		srv, err := startBare()
+		if err != nil {
+			res.Note = "bare server: " + err.Error()
+			return res, errors.New(res.Note)
+		}
+		defer srv.stop()
+		addr = srv.addr
+	}
+	t := newTarget(addr, c.topic)
+	// A failed prefill is reported, and the run still goes on: it tells whether consume and
+	// ack are served, and drains whatever the topic holds.
+	var prefillErr error
+	if spec.mode == modeConsume && spec.prefill > 0 {
+		pctx, cancel := context.WithTimeout(ctx, max(2*time.Minute, 2*c.duration))
+		n, err := prefill(pctx, t, spec.prefill, spec.size, min(spec.workers, 8))
+		cancel()
+		res.Prefilled = n
+		if err != nil {
+			res.addNote(fmt.Sprintf("prefill stopped after %d of %d messages", n, spec.prefill))
+			var missing *errRouteMissing
+			if errors.As(err, &missing) {
+				res.MissingRoute = fmt.Sprintf("%s → %d", missing.route, missing.status)
+				res.FirstErrors = map[string]string{"prefill " + strconv.Itoa(missing.status): missing.body}
+			} else {
+				res.Note += ": " + oneLine(err.Error(), 300)
+			}
+			prefillErr = fmt.Errorf("prefill stopped after %d of %d messages: %w", n, spec.prefill, err)
+		}
+	}
+	client := newClient(spec.workers)
+	defer client.CloseIdleConnections()
+	payload := makePayload(spec.size)
+	var body []byte
+	if spec.mode == modeBatch {
+		var err error
+		if body, err = batchBody(spec.batch, payload); err != nil {
+			res.Note = err.Error()
+			return res, err
+		}
+	}
+	produceRoute := "/v1/topics/" + t.topicEsc + "/produce"
+	stats := make([]*workerStats, spec.workers)
+	for i := range stats {
+		stats[i] = &workerStats{}
+	}
+
+	start := time.Now()
+	tctx, cancelT := context.WithDeadline(ctx, start.Add(c.duration))
+	defer cancelT()
+	rctx, cancel := context.WithCancelCause(tctx)
+	defer cancel(nil)
+	b := &bench{client: client, t: t, spec: spec, cancel: cancel}
+	var wg sync.WaitGroup
+	for _, ws := range stats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch spec.mode {
+			case modeProduce, modeBare:
+				b.produceLoop(rctx, ws, t.produce, produceRoute, "application/octet-stream", payload, false)
+			case modeBatch:
+				b.produceLoop(rctx, ws, t.batch, produceRoute+"/batch", "application/json", body, true)
+			case modeConsume:
+				b.consumeAckLoop(rctx, ws, spec.batch)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	mergeStats(&res, stats, elapsed)
+	if res.Messages == 0 && res.Statuses["404"] > 0 && res.MissingRoute == "" {
+		res.addNote(fmt.Sprintf("no message counted and 404s: does topic %q exist? (-create-topic)", c.topic))
+	}
+	if spec.mode == modeConsume && res.Messages == 0 && res.EmptyPolls > 0 && res.Errors == 0 {
+		res.addNote("every poll was empty: nothing to consume (-prefill N)")
+	}
+	if ctx.Err() != nil {
+		res.addNote("interrupted")
+	}
+	return res, prefillErr
+}
+
+func failed(r *Result) bool {
+	return r.Errors > 0 || r.MissingRoute != ""
+}
+
+func emit(w io.Writer, c config, r *Result) {
+	if c.json {
+		line, _ := json.Marshal(r)
+		fmt.Fprintf(w, "%s\n", line)
+		return
+	}
+	writeText(w, r)
+}
+
+// suite is the standard set of runs of -mode all.
+func suite(c config) []runSpec {
+	pre := c.prefill
+	if pre == 0 {
+		pre = min(max(int(20000*c.duration.Seconds()), 10000), 1000000)
+	}
+	return []runSpec{
+		{name: "bare 1KiB ×64", mode: modeBare, workers: 64, size: 1024},
+		{name: "produce 1KiB ×1", mode: modeProduce, workers: 1, size: 1024},
+		{name: "produce 1KiB ×16", mode: modeProduce, workers: 16, size: 1024},
+		{name: "produce 1KiB ×64", mode: modeProduce, workers: 64, size: 1024},
+		{name: "produce 1KiB ×256", mode: modeProduce, workers: 256, size: 1024},
+		{name: "batch 100×256B ×16", mode: modeBatch, workers: 16, size: 256, batch: 100},
+		{name: "consume-ack 1 ×64", mode: modeConsume, workers: 64, size: 256, batch: 1, prefill: pre},
+		{name: "consume-ack 100 ×16", mode: modeConsume, workers: 16, size: 256, batch: 100, prefill: pre},
+	}
+}
+
+func runAll(ctx context.Context, c config, stdout, stderr io.Writer) int {
+	var results []Result
+	code := 0
+	setupDone := false
+	for _, spec := range suite(c) {
+		if ctx.Err() != nil {
+			break
+		}
+		if spec.mode != modeBare && !setupDone {
+			if err := setup(ctx, c, stderr); err != nil {
+				fmt.Fprintln(stderr, "narad-bench:", err)
+				code = 1
+				break
+			}
+			setupDone = true
+		}
+		if !c.json {
+			fmt.Fprintf(stderr, "narad-bench: running %s for %v\n", spec.name, c.duration)
+		}
+		res, err := execute(ctx, c, spec)
+		if err != nil {
+			fmt.Fprintf(stderr, "narad-bench: %s: %v\n", spec.name, err)
+			code = 1
+		}
+		if failed(&res) {
+			code = 1
+		}
+		if c.json {
+			emit(stdout, c, &res)
+		}
+		results = append(results, res)
+	}
+	if !c.json && len(results) > 0 {
+		writeTable(stdout, results)
+	}
+	return code
+}
