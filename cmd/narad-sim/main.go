@@ -75,8 +75,8 @@ func runOne(seed uint64, out io.Writer) int {
 	fmt.Fprintf(out, "stats: appends=%d acked=%d failed=%d ambiguous=%d crashes=%d wal_failures=%d recoveries=%d checks=%d\n",
 		s.Appends, s.Acked, s.Failed, s.Ambiguous, s.Crashes, s.WALFailures, s.Recoveries, s.Checks)
 	d := s.Disk
-	fmt.Fprintf(out, "disk: syncs_failed=%d pages_lost=%d reads_corrupted=%d read_errors=%d nospace=%d pages_kept=%d dropped=%d torn=%d garbage_sectors=%d dirops_lost=%d\n",
-		d.SyncsFailed, d.SyncPagesLost, d.ReadsCorrupted, d.ReadErrors, d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost)
+	fmt.Fprintf(out, "disk: syncs_failed=%d pages_lost=%d writes_corrupted=%d writes_lost=%d reads_corrupted=%d read_errors=%d nospace=%d pages_kept=%d dropped=%d torn=%d garbage_sectors=%d dirops_lost=%d\n",
+		d.SyncsFailed, d.SyncPagesLost, d.WritesCorrupted, d.WritesLost, d.ReadsCorrupted, d.ReadErrors, d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost)
 	return verdict(seed, res, out)
 }
 

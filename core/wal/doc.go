@@ -28,9 +28,12 @@
 //
 // # Group commit
 //
-// At most one group (one write, then one fdatasync) is in flight. Appends that arrive
-// meanwhile are encoded into a staging buffer; when the sync completes, every append of
-// the group is answered and the whole staging buffer goes out as the next group. Under load
+// At most one group (one write, one fdatasync, one read-back) is in flight. Appends that
+// arrive meanwhile are encoded into a staging buffer; when the group's bytes are synced
+// and read back identical to what was written, every append of the group is answered and
+// the whole staging buffer goes out as the next group. The read-back catches a write that
+// reported success but stored other bytes (DESIGN.md section 3: silent write corruption);
+// such a group is never answered durable and the WAL fails like on an fsync error. Under load
 // a group holds everything that arrived during one fdatasync, so the cost per record tends
 // to zero. An idle WAL flushes the first append at once; the 10 ms backstop deadline only
 // bounds a missed wakeup. Once staged, an append cannot be cancelled: reporting failure

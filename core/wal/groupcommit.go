@@ -1,6 +1,12 @@
 package wal
 
-import "github.com/narad/narad/core/disk"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/narad/narad/core/disk"
+)
 
 // maybeFlush starts a group commit when none is in flight and appends are staged:
 // one write of every staged frame, then one fdatasync, then every append is answered.
@@ -17,6 +23,7 @@ func (l *Log) maybeFlush() {
 	l.inflightBuf, l.stagedBuf = l.stagedBuf, l.spareBuf[:0]
 	l.spareBuf = nil
 	l.issue(purposeWrite, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: l.inflightBuf})
+	l.inflightOff = seg.size
 	seg.size += int64(len(l.inflightBuf))
 	l.flush = flushWriting
 }
@@ -42,6 +49,38 @@ func (l *Log) onGroupSynced(res disk.Result) {
 		l.fail(res.Err)
 		return
 	}
+	l.flush = flushVerifying
+	l.verifyTries = 0
+	l.readBack()
+}
+
+// readBack reads the group's bytes back after the sync: a write that reported success
+// but stored other bytes (a bit flip, a lost or misdirected write) is caught here, before
+// any of its records is answered durable.
+func (l *Log) readBack() {
+	l.issue(purposeVerify, disk.Op{Kind: disk.KindReadAt, Name: l.active().name, Off: l.inflightOff, Len: len(l.inflightBuf)})
+}
+
+func (l *Log) onGroupVerified(res disk.Result) {
+	assert(l.flush == flushVerifying, "group read-back completed while not verifying")
+	if res.Err == nil && bytes.Equal(res.Data, l.inflightBuf) {
+		l.groupDurable()
+		return
+	}
+	if l.verifyTries < l.cfg.ReadRetriesMax {
+		l.verifyTries++ // a read can be corrupted in passing: read again before deciding
+		l.readBack()
+		return
+	}
+	if res.Err != nil {
+		l.fail(fmt.Errorf("reading back a group commit: %w", res.Err))
+		return
+	}
+	l.fail(errors.New("silent write corruption: a group commit read back differs from what was written"))
+}
+
+// groupDurable answers the group in flight: written, synced and read back intact.
+func (l *Log) groupDurable() {
 	l.stats.GroupsSynced++
 	l.stats.RecordsSynced += uint64(len(l.inflight))
 	l.stats.BytesSynced += uint64(len(l.inflightBuf))

@@ -104,6 +104,7 @@ const (
 	purposeRecover opPurpose = iota + 1
 	purposeWrite
 	purposeSync
+	purposeVerify
 	purposeRotate
 	purposeCheckpoint
 	purposeCompact

@@ -9,10 +9,11 @@ import (
 type flushState uint8
 
 const (
-	flushIdle     flushState = iota
-	flushWriting             // the group's write is in flight
-	flushSyncing             // the group's fdatasync is in flight
-	flushRotating            // a new active segment is being created
+	flushIdle      flushState = iota
+	flushWriting              // the group's write is in flight
+	flushSyncing              // the group's fdatasync is in flight
+	flushVerifying            // the group's bytes are being read back
+	flushRotating             // a new active segment is being created
 )
 
 // Log is the ingress write-ahead log of one node: a deterministic state machine.
@@ -37,6 +38,8 @@ type Log struct {
 	stagedAtNs  int64
 	inflight    []waiter
 	inflightBuf []byte
+	inflightOff int64 // where the group was written in the active segment
+	verifyTries int   // read-backs of the group so far
 	spareBuf    []byte
 
 	// Checkpoint: the first seq not yet dispatched, made durable lazily.
@@ -222,6 +225,8 @@ func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 		l.onGroupWritten(res)
 	case purposeSync:
 		l.onGroupSynced(res)
+	case purposeVerify:
+		l.onGroupVerified(res)
 	case purposeRotate:
 		l.onRotateStep(res)
 	case purposeCheckpoint:

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/sim"
 )
 
 func TestGroupCommitSharesOneWriteAndSync(t *testing.T) {
@@ -28,6 +30,10 @@ func TestGroupCommitSharesOneWriteAndSync(t *testing.T) {
 		t.Fatalf("want sync after write, pending: %s", h.pendingKinds())
 	}
 	h.complete(0, nil) // sync a
+	if _, ok := h.done[a]; ok || h.pending[0].Kind != disk.KindReadAt {
+		t.Fatalf("after the sync the group is read back before any answer, pending: %s", h.pendingKinds())
+	}
+	h.complete(0, nil) // read back a
 	if d := h.done[a]; d.Err != nil || d.Seq != 1 {
 		t.Fatalf("a: %+v", d)
 	}
@@ -35,7 +41,8 @@ func TestGroupCommitSharesOneWriteAndSync(t *testing.T) {
 		t.Fatalf("staged group should go out, pending: %s", h.pendingKinds())
 	}
 	w := h.complete(0, nil)
-	h.complete(0, nil)
+	h.complete(0, nil) // sync
+	h.complete(0, nil) // read back
 	if h.done[b].Seq != 2 || h.done[c].Seq != 3 || h.done[b].Err != nil || h.done[c].Err != nil {
 		t.Fatalf("b, c: %+v %+v", h.done[b], h.done[c])
 	}
@@ -170,4 +177,23 @@ func TestCheckpointBackwardsPanics(t *testing.T) {
 		}
 	}()
 	h.l.SetCheckpoint(0, 1)
+}
+
+func TestSilentWriteCorruptionIsCaughtByReadBack(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{WriteCorruptProb: 1})
+	d.SetFaults(false)
+	h := newHarness(t, wal.Config{}, d)
+	d.SetFaults(true)
+	a := h.append("t", []byte("payload"))
+	h.completeAll()
+	if !errors.Is(h.done[a].Err, wal.ErrFailed) || h.failed == nil {
+		t.Fatalf("a corrupted group must not be acknowledged: %+v", h.done[a])
+	}
+	d.SetFaults(false)
+	h.crash()
+	for _, r := range h.recovered.Records {
+		if string(r.Payload) != "payload" {
+			t.Fatalf("recovery served a corrupted record: %q", r.Payload)
+		}
+	}
 }

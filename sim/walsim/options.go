@@ -43,6 +43,7 @@ func Draw(seed uint64) Options {
 			SyncFailProb:     pick(0, 0, 0.002, 0.01, 0.03),
 			ReadErrorProb:    pick(0, 0.01, 0.05),
 			ReadCorruptProb:  pick(0, 0.01, 0.05),
+			WriteCorruptProb: pick(0, 0, 0.002, 0.01),
 			CrashKeepProb:    r.Float64(),
 			CrashTearProb:    r.Float64() * 0.5,
 			CrashGarbageProb: r.Float64(),
@@ -62,9 +63,9 @@ func Draw(seed uint64) Options {
 func (o Options) String() string {
 	d := o.Disk
 	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d\n"+
-		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d",
 		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs,
-		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs)
 }
