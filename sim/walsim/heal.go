@@ -34,7 +34,7 @@ func (u *run) heal() {
 	seq := u.log.NextSeq()
 	m.pending[tok] = pendingAppend{client: -1, seq: seq, payload: []byte("final")}
 	m.appended[seq] = append(m.appended[seq], []byte("final"))
-	u.log.Append(u.s.now, tok, wal.Record{Topic: "sim", Payload: []byte("final")})
+	u.log.Append(u.s.Now(), tok, wal.Record{Topic: "sim", Payload: []byte("final")})
 	u.drain()
 	if !u.settle() {
 		return
@@ -51,7 +51,7 @@ func (u *run) settle() bool {
 			u.violate(fmt.Errorf("liveness: still busy after %d events of the heal phase", healEventsMax))
 			return false
 		}
-		e, ok := u.s.next()
+		e, ok := u.s.Next()
 		if !ok {
 			return true
 		}

@@ -38,7 +38,7 @@ func (u *run) clientAppend(c int) {
 		return
 	}
 	if !u.up {
-		u.s.at(u.s.now+u.o.RestartNs, event{kind: evAppend, client: c})
+		u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evAppend, client: c})
 		return
 	}
 	m := &u.model
@@ -49,7 +49,7 @@ func (u *run) clientAppend(c int) {
 	u.stats.Appends++
 	m.pending[m.nextToken] = pendingAppend{client: c, payload: p}
 	u.record('a', m.nextToken, uint64(c), uint64(len(p)))
-	u.log.Append(u.s.now, m.nextToken, wal.Record{Topic: "sim", Partition: uint32(c % 3), Incarnation: 1, Payload: p})
+	u.log.Append(u.s.Now(), m.nextToken, wal.Record{Topic: "sim", Partition: uint32(c % 3), Incarnation: 1, Payload: p})
 	if u.log.NextSeq() == seq+1 { // staged: from now on it may reach the disk
 		m.appended[seq] = append(m.appended[seq], p)
 		pa := m.pending[m.nextToken]
@@ -79,7 +79,7 @@ func (m *model) answered(u *run, d wal.AppendDone) {
 		u.record('e', d.Token)
 	}
 	if !u.healing {
-		u.s.at(u.think(), event{kind: evAppend, client: pa.client})
+		u.s.At(u.think(), event{kind: evAppend, client: pa.client})
 	}
 }
 
@@ -88,7 +88,7 @@ func (m *model) loseUnanswered(u *run) {
 	for _, tok := range sortedKeys(m.pending) {
 		u.stats.Ambiguous++
 		if !u.healing {
-			u.s.at(u.think()+u.o.RestartNs, event{kind: evAppend, client: m.pending[tok].client})
+			u.s.At(u.think()+u.o.RestartNs, event{kind: evAppend, client: m.pending[tok].client})
 		}
 		delete(m.pending, tok)
 	}
@@ -145,7 +145,7 @@ func (u *run) dispatch() {
 	u.record('p', to)
 	m.wanted = to
 	m.dispatch = max(m.dispatch, to)
-	u.log.SetCheckpoint(u.s.now, to)
+	u.log.SetCheckpoint(u.s.Now(), to)
 	u.drain()
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/sched"
 )
 
 // Stats summarises a run.
@@ -36,7 +37,7 @@ type opRef struct {
 type run struct {
 	o     Options
 	r     *rng.Rand
-	s     scheduler
+	s     sched.Scheduler[event]
 	d     *sim.Disk
 	trace hash.Hash64
 	stats Stats
@@ -58,14 +59,14 @@ func Run(o Options) Result {
 	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: fnv.New64a(), model: newModel()}
 	u.start()
 	for c := 0; c < o.Clients; c++ {
-		u.s.at(u.think(), event{kind: evAppend, client: c})
+		u.s.At(u.think(), event{kind: evAppend, client: c})
 	}
-	u.s.at(o.CheckpointNs, event{kind: evCheckpoint})
+	u.s.At(o.CheckpointNs, event{kind: evCheckpoint})
 	if o.CrashGapNs[1] > 0 {
-		u.s.at(u.crashGap(), event{kind: evCrash})
+		u.s.At(u.crashGap(), event{kind: evCrash})
 	}
 	for step := 0; step < o.Steps && u.err == nil; step++ {
-		e, ok := u.s.next()
+		e, ok := u.s.Next()
 		if !ok {
 			break
 		}
@@ -78,10 +79,10 @@ func Run(o Options) Result {
 	return Result{Trace: fmt.Sprintf("%016x", u.trace.Sum64()), Violation: u.err, Stats: u.stats}
 }
 
-func (u *run) think() int64 { return u.s.now + int64(u.r.Intn(int(u.o.ThinkMaxNs)+1)) }
+func (u *run) think() int64 { return u.s.Now() + int64(u.r.Intn(int(u.o.ThinkMaxNs)+1)) }
 
 func (u *run) crashGap() int64 {
-	return u.s.now + u.o.CrashGapNs[0] + int64(u.r.Intn(int(u.o.CrashGapNs[1]-u.o.CrashGapNs[0])+1))
+	return u.s.Now() + u.o.CrashGapNs[0] + int64(u.r.Intn(int(u.o.CrashGapNs[1]-u.o.CrashGapNs[0])+1))
 }
 
 func (u *run) latency(op disk.Op) int64 {
@@ -95,7 +96,7 @@ func (u *run) latency(op disk.Op) int64 {
 // record folds one line of the trace into the hash.
 func (u *run) record(kind byte, vals ...uint64) {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(u.s.now))
+	binary.LittleEndian.PutUint64(b[:], uint64(u.s.Now()))
 	u.trace.Write([]byte{kind})
 	u.trace.Write(b[:])
 	for _, v := range vals {
@@ -106,7 +107,7 @@ func (u *run) record(kind byte, vals ...uint64) {
 
 func (u *run) violate(err error) {
 	if u.err == nil {
-		u.err = fmt.Errorf("t=%dns: %w", u.s.now, err)
+		u.err = fmt.Errorf("t=%dns: %w", u.s.Now(), err)
 	}
 }
 
@@ -119,15 +120,15 @@ func (u *run) handle(e event) {
 	case evAppend:
 		u.clientAppend(e.client)
 	case evTick:
-		if e.epoch == u.epoch && u.up && e.at == u.tickAt {
+		if e.epoch == u.epoch && u.up && u.s.Now() == u.tickAt {
 			u.record('t')
-			u.log.Tick(u.s.now)
+			u.log.Tick(u.s.Now())
 			u.drain()
 		}
 	case evCheckpoint:
 		u.dispatch()
 		if !u.healing {
-			u.s.at(u.s.now+u.o.CheckpointNs, event{kind: evCheckpoint})
+			u.s.At(u.s.Now()+u.o.CheckpointNs, event{kind: evCheckpoint})
 		}
 	case evCrash:
 		// Epoch 0: the periodic crash chain. Otherwise: the restart a WAL failure asked for.
@@ -135,7 +136,7 @@ func (u *run) handle(e event) {
 			u.crash()
 		}
 		if e.epoch == 0 && !u.healing {
-			u.s.at(u.crashGap(), event{kind: evCrash})
+			u.s.At(u.crashGap(), event{kind: evCrash})
 		}
 	case evRestart:
 		if !u.up {
@@ -150,7 +151,7 @@ func (u *run) start() {
 	u.up, u.ready, u.tickAt = true, false, 0
 	u.log = wal.New(u.o.WAL)
 	u.record('o', u.epoch)
-	u.log.Open(u.s.now)
+	u.log.Open(u.s.Now())
 	u.drain()
 }
 
@@ -166,7 +167,7 @@ func (u *run) crash() {
 	u.model.loseUnanswered(u)
 	u.d.Crash()
 	u.check()
-	u.s.at(u.s.now+u.o.RestartNs, event{kind: evRestart})
+	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})
 }
 
 func (u *run) opDone(op disk.Op) {
@@ -176,7 +177,7 @@ func (u *run) opDone(op disk.Op) {
 		errCode = 1
 	}
 	u.record('d', op.ID, uint64(op.Kind), uint64(op.Off), uint64(len(op.Data)), uint64(len(res.Data)), errCode)
-	u.log.DiskDone(u.s.now, res)
+	u.log.DiskDone(u.s.Now(), res)
 	u.drain()
 	if op.Kind != disk.KindWriteAt && op.Kind != disk.KindReadAt && op.Kind != disk.KindList {
 		u.check() // the durable image may have changed
@@ -187,7 +188,7 @@ func (u *run) opDone(op disk.Op) {
 func (u *run) drain() {
 	rd := u.log.Ready()
 	for _, op := range rd.Ops {
-		u.s.at(u.s.now+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
+		u.s.At(u.s.Now()+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
 	}
 	acked := false
 	for _, d := range rd.Done {
@@ -203,13 +204,13 @@ func (u *run) drain() {
 		// A failed fsync is fatal for the process: crash it and recover from the disk.
 		u.stats.WALFailures++
 		u.record('f')
-		u.s.at(u.s.now+1, event{kind: evCrash, epoch: u.epoch})
+		u.s.At(u.s.Now()+1, event{kind: evCrash, epoch: u.epoch})
 	}
 	if acked {
 		u.check()
 	}
 	if at, ok := u.log.NextDeadline(); ok && at != u.tickAt {
-		u.tickAt = max(at, u.s.now)
-		u.s.at(u.tickAt, event{kind: evTick, epoch: u.epoch})
+		u.tickAt = max(at, u.s.Now())
+		u.s.At(u.tickAt, event{kind: evTick, epoch: u.epoch})
 	}
 }
