@@ -1,0 +1,192 @@
+package meta
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Formats inside the files (doc.go). Do not change them; add a new format byte.
+const (
+	commandFormatV1 = 1
+	// CommandBytesMax bounds an encoded command entry; raft's uncommitted tail is bounded
+	// by ProposalsMax of them.
+	CommandBytesMax = 4096
+)
+
+// entryV1 is the JSON of a command entry, after its format byte.
+type entryV1 struct {
+	Node                    uint64  `json:"node"`   // proposer's raft id
+	Seq                     uint64  `json:"seq"`    // proposer's sequence number within its term
+	NowNs                   int64   `json:"now_ns"` // proposer's clock: CreatedAtMs comes from it
+	Kind                    string  `json:"kind"`
+	Name                    string  `json:"name"`
+	Partitions              *uint32 `json:"partitions,omitempty"`
+	RetentionMs             *int64  `json:"retention_ms,omitempty"`
+	VisibilityTimeoutMs     *int64  `json:"visibility_timeout_ms,omitempty"`
+	MaxInFlightPerPartition *uint32 `json:"max_in_flight_per_partition,omitempty"`
+}
+
+// proposalEntry is a decoded command entry.
+type proposalEntry struct {
+	Node, Seq uint64
+	NowNs     int64
+	Cmd       Command
+}
+
+func encodeCommand(p proposalEntry) []byte {
+	e := entryV1{
+		Node: p.Node, Seq: p.Seq, NowNs: p.NowNs, Kind: p.Cmd.Kind.String(), Name: p.Cmd.Name,
+		Partitions: p.Cmd.Partitions, RetentionMs: p.Cmd.RetentionMs,
+		VisibilityTimeoutMs: p.Cmd.VisibilityTimeoutMs, MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
+	}
+	b, err := json.Marshal(e)
+	assert(err == nil, "command does not marshal")
+	return append([]byte{commandFormatV1}, b...)
+}
+
+var errCommand = errors.New("meta: undecodable command entry")
+
+// decodeCommand decodes a command entry. It never panics, whatever b holds.
+func decodeCommand(b []byte) (proposalEntry, error) {
+	if len(b) < 2 || len(b) > CommandBytesMax || b[0] != commandFormatV1 {
+		return proposalEntry{}, errCommand
+	}
+	var e entryV1
+	if err := strictJSON(b[1:], &e); err != nil {
+		return proposalEntry{}, errCommand
+	}
+	p := proposalEntry{Node: e.Node, Seq: e.Seq, NowNs: e.NowNs, Cmd: Command{
+		Name: e.Name, Partitions: e.Partitions, RetentionMs: e.RetentionMs,
+		VisibilityTimeoutMs: e.VisibilityTimeoutMs, MaxInFlightPerPartition: e.MaxInFlightPerPartition,
+	}}
+	for k := CreateTopic; k <= PatchTopic; k++ {
+		if e.Kind == k.String() {
+			p.Cmd.Kind = k
+		}
+	}
+	if p.Cmd.Kind == 0 {
+		return proposalEntry{}, errCommand
+	}
+	return p, nil
+}
+
+// strictJSON decodes exactly one JSON value with no unknown fields into v.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errBody
+	}
+	return nil
+}
+
+// snapshot is the content of the snap file: the state machine at Index, with the raft
+// metadata needed to restart from it.
+type snapshot struct {
+	Index uint64
+	Term  uint64
+	Conf  *raftpb.ConfState
+	Data  []byte // the state JSON: what raft's Snapshot.Data carries to a follower
+	m     *machine
+}
+
+type snapJSON struct {
+	Index uint64          `json:"index"`
+	Term  uint64          `json:"term"`
+	Conf  confJSON        `json:"conf_state"`
+	State json.RawMessage `json:"state"`
+}
+
+type confJSON struct {
+	Voters         []uint64 `json:"voters"`
+	Learners       []uint64 `json:"learners"`
+	VotersOutgoing []uint64 `json:"voters_outgoing"`
+	LearnersNext   []uint64 `json:"learners_next"`
+	AutoLeave      bool     `json:"auto_leave"`
+}
+
+type stateJSON struct {
+	Commands uint64  `json:"commands"`
+	Topics   []Topic `json:"topics"` // sorted by name
+}
+
+// encodeState serializes the machine: topics sorted by name, so equal states give equal
+// bytes on every replica.
+func encodeState(m *machine) []byte {
+	st := stateJSON{Commands: m.commands, Topics: make([]Topic, 0, len(m.byName))}
+	for _, name := range slices.Sorted(maps.Keys(m.byName)) {
+		st.Topics = append(st.Topics, m.byName[name])
+	}
+	b, err := json.Marshal(st)
+	assert(err == nil, "state does not marshal")
+	return b
+}
+
+func encodeSnapshotBody(s snapshot) []byte {
+	cs := s.Conf
+	b, err := json.Marshal(snapJSON{
+		Index: s.Index, Term: s.Term, State: s.Data,
+		Conf: confJSON{
+			Voters: cs.GetVoters(), Learners: cs.GetLearners(), VotersOutgoing: cs.GetVotersOutgoing(),
+			LearnersNext: cs.GetLearnersNext(), AutoLeave: cs.GetAutoLeave(),
+		},
+	})
+	assert(err == nil, "snapshot does not marshal")
+	return b
+}
+
+// decodeSnapshotBody decodes and checks a snapshot: the metadata is sane, every topic is
+// valid, names are sorted and unique, incarnation ids are unique and at most Index.
+func decodeSnapshotBody(b []byte) (snapshot, error) {
+	var sj snapJSON
+	if err := strictJSON(b, &sj); err != nil {
+		return snapshot{}, errBody
+	}
+	if sj.Index == 0 || sj.Term == 0 || len(sj.Conf.Voters) == 0 {
+		return snapshot{}, errBody
+	}
+	m, err := decodeState(sj.State, sj.Index)
+	if err != nil {
+		return snapshot{}, err
+	}
+	c := sj.Conf
+	return snapshot{
+		Index: sj.Index, Term: sj.Term, Data: append([]byte(nil), sj.State...), m: m,
+		Conf: &raftpb.ConfState{
+			Voters: c.Voters, Learners: c.Learners, VotersOutgoing: c.VotersOutgoing,
+			LearnersNext: c.LearnersNext, AutoLeave: new(c.AutoLeave),
+		},
+	}, nil
+}
+
+func decodeState(b []byte, index uint64) (*machine, error) {
+	var st stateJSON
+	if err := strictJSON(b, &st); err != nil || st.Commands > index || len(st.Topics) > TopicsMax {
+		return nil, errBody
+	}
+	m := newMachine()
+	m.commands = st.Commands
+	for i, t := range st.Topics {
+		if i > 0 && t.Name <= st.Topics[i-1].Name {
+			return nil, errBody
+		}
+		c := Command{
+			Kind: CreateTopic, Name: t.Name, Partitions: new(t.Partitions), RetentionMs: new(t.RetentionMs),
+			VisibilityTimeoutMs: new(t.VisibilityTimeoutMs), MaxInFlightPerPartition: new(t.MaxInFlightPerPartition),
+		}
+		if _, err := c.normalizeForApply(); err != nil || t.ID == 0 || t.ID > index || m.byID[t.ID] != "" {
+			return nil, errBody
+		}
+		m.add(t)
+	}
+	return m, nil
+}

@@ -1,0 +1,74 @@
+// Package meta is the metastore: the topics of the cluster, kept in an etcd raft log
+// (go.etcd.io/raft/v3 RawNode). This issue runs one voter; the cluster issue adds peers and
+// carries Ready.Messages over the node transport. Like every core package it performs no
+// I/O: raft's log and snapshot reach the disk through disk.Op actions, and time comes in
+// as nowNs arguments.
+//
+// # Driving loop
+//
+//	s := meta.New(meta.Config{Dir: "meta"})
+//	s.Open(now)
+//	for {
+//		rd := s.Ready()
+//		for _, op := range rd.Ops { shell.Execute(op) }      // any order, all at once
+//		for _, d := range rd.Done { answer(d.Token, d.Topic, d.Err) }
+//		for _, b := range rd.Barriers { answerBarrier(b.Token, b.Err) }
+//		// rd.Messages go to peers (none with one voter)
+//		select {
+//		case res := <-completions: s.DiskDone(now(), res)
+//		case <-timer(s.NextDeadline()): s.Tick(now())
+//		case req := <-requests: s.Propose(now(), req.Token, req.Cmd) // or s.Barrier
+//		}
+//	}
+//
+// A proposal is answered only after its entry is durable in raft.log, committed and applied
+// on this replica. Reads (Topic, TopicByID, Topics) serve the local replica; Barrier makes a
+// later read see every write answered before it (raft ReadIndex, ReadOnlySafe).
+//
+// # Files
+//
+// Dir holds two files. Every frame is
+//
+//	crc32c u32 | length u32 | format u8 | body[length]
+//
+// with the CRC over length, format and body (little endian throughout).
+//
+//	raft.log  one frame per persisted Ready, format 1:
+//	          flags u8 (bit 0: hard state present) | term u64 | vote u64 | commit u64 |
+//	          entry count u32 | entries: index u64 | term u64 | type u8 | len u32 | data
+//	snap      exactly one frame, format 1, whose body is the applied state (topics, next
+//	          incarnation id) at an index and term, with raft's ConfState.
+//
+// Each Ready is one write of one frame and one fdatasync; its messages, proposals' answers
+// and applied entries are released only after the sync returned. A failed write or sync
+// makes the store sticky-failed (ErrFailed) until the node restarts.
+//
+// Every SnapshotEveryEntries applied entries, the state is written to snap.tmp, synced,
+// renamed over snap, the directory synced, then raft.log is rewritten the same way without
+// the entries the snapshot covers. A crash at any step leaves either the old snap with the
+// full log, or the new snap with a log whose early entries it covers (row L6).
+//
+// # Recovery table
+//
+// Open lists Dir, reads snap, then raft.log frame by frame; a file that fails its check is
+// re-read up to ReadRetriesMax times (read corruption) before the rows below apply. Each
+// row taken is reported in Recovery.Decisions.
+//
+//	S1  no snap                                   start from the empty state
+//	S2  snap passes its check                     start from it
+//	S3  snap fails its check                      fail (ErrCorrupt): snap was synced before rename
+//	L1  no raft.log                               no entries
+//	L2  frames pass their checks                  keep them
+//	L3  damage with no valid frame after it       torn tail: drop it
+//	L4  damage with a valid frame after it        fail (ErrCorrupt): synced data is damaged
+//	L5  entry indexes not contiguous              fail (ErrCorrupt)
+//	L6  entries at or below the snapshot index    skip them
+//	L7  terms go backwards, or the hard state's   fail (ErrCorrupt)
+//	    commit is past the log or its term below
+//	B   nothing recovered at all                  bootstrap a one-voter configuration
+//	W   always, after the rows above              rewrite raft.log from the decision, then
+//	                                              start raft with Applied = snapshot index
+//
+// Raft re-applies the committed entries after the snapshot through its first Readys, so
+// the topics after recovery are the snapshot plus every committed entry.
+package meta

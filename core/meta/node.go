@@ -1,0 +1,320 @@
+package meta
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/narad/narad/core/disk"
+)
+
+// startNode builds the RawNode over the recovered MemoryStorage. A fresh store bootstraps
+// a one-voter configuration (a conf change entry at index 1, persisted by the first Ready).
+func (s *Store) startNode(bootstrap bool) error {
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        NodeID,
+		ElectionTick:              ElectionTicks,
+		HeartbeatTick:             HeartbeatTicks,
+		Storage:                   s.ms,
+		Applied:                   s.snapIndex,
+		MaxSizePerMsg:             1 << 20,
+		MaxCommittedSizePerReady:  1 << 20,
+		MaxUncommittedEntriesSize: ProposalsMax * CommandBytesMax,
+		MaxInflightMsgs:           256,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		ReadOnlyOption:            raft.ReadOnlySafe,
+		Logger:                    discardLogger{},
+		DisableProposalForwarding: true, // followers answer ErrNotLeader; see Propose
+	})
+	if err != nil {
+		return err
+	}
+	if bootstrap {
+		if err := rn.Bootstrap([]raft.Peer{{ID: NodeID}}); err != nil {
+			return err
+		}
+	}
+	s.rn = rn
+	return nil
+}
+
+// drive hands raft's work to the disk, one Ready at a time. A Ready that changes the
+// HardState or appends entries is written as one frame and fdatasynced before anything
+// else of it happens (onReadyStep); one that does not is finished at once. A snapshot
+// takes the pipeline when it is due, between two Readys.
+func (s *Store) drive() {
+	for range ReadysPerCallMax {
+		if s.state != stateReady || s.phase != phaseIdle {
+			return
+		}
+		if s.applied >= s.snapIndex+s.cfg.SnapshotEveryEntries {
+			s.startSnapshot()
+			return
+		}
+		s.maybeCampaign()
+		if !s.rn.HasReady() {
+			return
+		}
+		rd := s.rn.Ready()
+		s.noteReadStates(rd.ReadStates)
+		if rd.SoftState != nil && rd.RaftState != raft.StateLeader {
+			s.dropUnconfirmedBarriers()
+		}
+		// A snapshot arrives only from a leader's MsgSnap: not with one voter. The issue
+		// that adds peers persists it like startSnapshot does (snap.tmp, rename, rewrite).
+		assert(raft.IsEmptySnap(rd.Snapshot), "raft snapshot received with one voter")
+		if len(rd.Entries) > 0 || !raft.IsEmptyHardState(rd.HardState) {
+			s.persist(rd)
+			return
+		}
+		s.finishReady(rd)
+	}
+}
+
+// persist writes the Ready's HardState and entries as one frame at the end of raft.log.
+func (s *Store) persist(rd raft.Ready) {
+	var hs hardState
+	if !raft.IsEmptyHardState(rd.HardState) {
+		hs = hardStateOf(rd.HardState)
+	}
+	s.rd = rd
+	s.rdFrame = appendLogFrame(s.rdFrame[:0], hs, rd.Entries)
+	s.issue(purposeReady, disk.Op{Kind: disk.KindWriteAt, Name: s.path(LogFile), Off: s.logSize, Data: s.rdFrame})
+	s.phase = phaseWrite
+}
+
+func (s *Store) onReadyStep(res disk.Result) {
+	if res.Err != nil {
+		// Never retried: after a failed fdatasync the kernel may have dropped the pages
+		// while reporting them clean. The node restarts and recovers from the disk.
+		s.fail(fmt.Errorf("%s %s: %w", res.Kind, LogFile, res.Err))
+		return
+	}
+	switch s.phase {
+	case phaseWrite:
+		assert(res.Kind == disk.KindWriteAt, "ready write completion out of order")
+		s.issue(purposeReady, disk.Op{Kind: disk.KindSync, Name: s.path(LogFile)})
+		s.phase = phaseSync
+	case phaseSync:
+		assert(res.Kind == disk.KindSync, "ready sync completion out of order")
+		s.logSize += int64(len(s.rdFrame))
+		rd := s.rd
+		s.rd = raft.Ready{}
+		s.finishReady(rd)
+	default:
+		panic("meta: invariant broken: ready completion while not persisting")
+	}
+}
+
+// finishReady runs once the Ready's state is durable: raft's storage learns the entries,
+// messages go out, committed entries are applied (and their proposals answered), and raft
+// is told with Advance.
+func (s *Store) finishReady(rd raft.Ready) {
+	if !raft.IsEmptyHardState(rd.HardState) {
+		s.hs = hardStateOf(rd.HardState)
+		assert(s.ms.SetHardState(rd.HardState) == nil, "memory storage refused the hard state")
+	}
+	if len(rd.Entries) > 0 {
+		assert(s.ms.Append(rd.Entries) == nil, "memory storage refused the entries")
+	}
+	s.out.Messages = append(s.out.Messages, rd.Messages...)
+	if !s.apply(rd.CommittedEntries) {
+		return
+	}
+	s.rn.Advance(rd)
+	s.phase = phaseIdle
+	s.answerBarriers()
+}
+
+// apply applies committed entries in index order. It returns false when the store failed.
+func (s *Store) apply(ents []*raftpb.Entry) bool {
+	for _, e := range ents {
+		assert(e.GetIndex() == s.applied+1, "committed entries out of order")
+		var err error
+		switch e.GetType() {
+		case raftpb.EntryNormal:
+			if len(e.GetData()) > 0 { // empty: a new leader's first entry
+				err = s.applyCommand(e)
+			}
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err = proto.Unmarshal(e.GetData(), &cc); err == nil {
+				s.confState = s.rn.ApplyConfChange(&cc)
+			}
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err = proto.Unmarshal(e.GetData(), &cc); err == nil {
+				s.confState = s.rn.ApplyConfChange(&cc)
+			}
+		}
+		if err != nil {
+			// Every replica would stop at the same entry: skipping it would let replicas
+			// of different versions diverge. The node needs a binary that reads it.
+			s.fail(fmt.Errorf("%w: entry %d: %w", ErrCorrupt, e.GetIndex(), err))
+			return false
+		}
+		s.applied, s.appliedTerm = e.GetIndex(), e.GetTerm()
+	}
+	return true
+}
+
+func (s *Store) applyCommand(e *raftpb.Entry) error {
+	p, err := decodeCommand(e.GetData())
+	if err != nil {
+		return err
+	}
+	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+	// The entry answers our proposal only if we proposed it as leader of the entry's term:
+	// seqs restart with the process, terms do not repeat for a leader.
+	if p.Node == NodeID {
+		if pr, ok := s.proposals[p.Seq]; ok && pr.term == e.GetTerm() {
+			delete(s.proposals, p.Seq)
+			s.answer(pr.token, t, aerr)
+		}
+	}
+	return nil
+}
+
+// maybeCampaign makes a sole voter campaign once at startup, as soon as raft allows it
+// (every committed entry applied, conf changes included), so leadership does not wait for
+// a randomized election timeout.
+func (s *Store) maybeCampaign() {
+	if s.campaigned {
+		return
+	}
+	voters := s.confState.GetVoters()
+	if len(voters) != 1 || voters[0] != NodeID || len(s.confState.GetVotersOutgoing()) > 0 {
+		return
+	}
+	st := s.rn.BasicStatus()
+	if st.RaftState == raft.StateLeader {
+		s.campaigned = true
+		return
+	}
+	if s.applied < st.GetCommit() {
+		return
+	}
+	s.campaigned = true
+	_ = s.rn.Campaign() // refused only when already leader or unpromotable: checked above
+}
+
+// Propose asks for cmd to be applied. The answer (a ProposeDone with token) comes once its
+// entry is committed and applied on this replica, or at once with an error: the store is
+// not ready, not the leader, at ProposalsMax, or the command is invalid. A leader whose
+// replica holds every entry of its log applied also answers ErrExists and ErrNotFound at
+// once; otherwise the apply decides. nowNs becomes the topic's CreatedAtMs.
+func (s *Store) Propose(nowNs int64, token uint64, cmd Command) {
+	switch s.state {
+	case stateFailed:
+		s.answer(token, Topic{}, s.failure)
+		return
+	case stateNew, stateRecovering:
+		s.answer(token, Topic{}, ErrNotLeader)
+		return
+	}
+	c, err := cmd.normalize()
+	if err != nil {
+		s.answer(token, Topic{}, err)
+		return
+	}
+	st := s.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		s.answer(token, Topic{}, ErrNotLeader)
+		return
+	}
+	if len(s.proposals) >= ProposalsMax {
+		s.answer(token, Topic{}, ErrBusy)
+		return
+	}
+	if s.fresh(st) {
+		if t, err := s.sm.check(c); err != nil {
+			s.answer(token, t, err)
+			return
+		}
+	}
+	s.nextSeq++
+	data := encodeCommand(proposalEntry{Node: NodeID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
+	if len(data) > CommandBytesMax {
+		s.answer(token, Topic{}, invalid("command over %d bytes", CommandBytesMax))
+		return
+	}
+	if err := s.rn.Propose(data); err != nil {
+		s.answer(token, Topic{}, ErrBusy) // the uncommitted tail is full, or a transfer runs
+		return
+	}
+	s.proposals[s.nextSeq] = &proposal{token: token, term: st.GetTerm(), deadline: s.ticks + RequestTimeoutTicks}
+	s.drive()
+}
+
+// fresh reports whether the local topics are the state at the end of the leader's log: the
+// leader has applied an entry of its own term and every entry it holds, and nothing is on
+// its way to the disk. Only then may a proposal be refused without going through the log.
+func (s *Store) fresh(st raft.BasicStatus) bool {
+	last, err := s.ms.LastIndex()
+	return err == nil && st.RaftState == raft.StateLeader && s.phase == phaseIdle &&
+		!s.rn.HasReady() && s.applied == last && s.appliedTerm == st.GetTerm()
+}
+
+// Barrier asks for a ReadIndex: the answer comes once this replica has applied every entry
+// committed when the leader confirmed its leadership (the self leader goes through the
+// same path), or with ErrNotLeader when no leader is known.
+func (s *Store) Barrier(nowNs int64, token uint64) {
+	switch s.state {
+	case stateFailed:
+		s.answerBarrier(token, s.failure)
+		return
+	case stateNew, stateRecovering:
+		s.answerBarrier(token, ErrNotLeader)
+		return
+	}
+	if s.rn.BasicStatus().Lead == raft.None {
+		s.answerBarrier(token, ErrNotLeader)
+		return
+	}
+	if len(s.barriers) >= BarriersMax {
+		s.answerBarrier(token, ErrBusy)
+		return
+	}
+	s.nextReadID++
+	s.barriers[s.nextReadID] = &barrier{token: token, deadline: s.ticks + RequestTimeoutTicks}
+	s.rn.ReadIndex(binary.LittleEndian.AppendUint64(nil, s.nextReadID))
+	s.drive()
+}
+
+func (s *Store) noteReadStates(rss []raft.ReadState) {
+	for _, rs := range rss {
+		if len(rs.RequestCtx) != 8 {
+			continue
+		}
+		if b, ok := s.barriers[binary.LittleEndian.Uint64(rs.RequestCtx)]; ok {
+			b.index, b.hasIndex = rs.Index, true
+		}
+	}
+}
+
+// answerBarriers answers every confirmed barrier whose read index is applied.
+func (s *Store) answerBarriers() {
+	for _, id := range slices.Sorted(maps.Keys(s.barriers)) {
+		if b := s.barriers[id]; b.hasIndex && s.applied >= b.index {
+			delete(s.barriers, id)
+			s.answerBarrier(b.token, nil)
+		}
+	}
+}
+
+// dropUnconfirmedBarriers answers ErrNotLeader to barriers the leader has not confirmed
+// when this replica is no longer leader: raft forgets its pending read requests then.
+func (s *Store) dropUnconfirmedBarriers() {
+	for _, id := range slices.Sorted(maps.Keys(s.barriers)) {
+		if b := s.barriers[id]; !b.hasIndex {
+			delete(s.barriers, id)
+			s.answerBarrier(b.token, ErrNotLeader)
+		}
+	}
+}

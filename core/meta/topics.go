@@ -1,0 +1,256 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Topic is one topic as the metastore holds it.
+type Topic struct {
+	Name string `json:"name"`
+	// ID is the incarnation id: the raft index of the entry that created the topic. It is
+	// unique and never reused, so a topic deleted and created again under the same name
+	// gets a new one.
+	ID                      uint64 `json:"id"`
+	Partitions              uint32 `json:"partitions"`
+	RetentionMs             int64  `json:"retention_ms"` // 0 = keep forever
+	VisibilityTimeoutMs     int64  `json:"visibility_timeout_ms"`
+	MaxInFlightPerPartition uint32 `json:"max_in_flight_per_partition"`
+	CreatedAtMs             int64  `json:"created_at_ms"` // the proposer's clock, Unix ms
+}
+
+// CommandKind names what a Command does.
+type CommandKind uint8
+
+// The commands.
+const (
+	CreateTopic CommandKind = iota + 1 // fails with ErrExists if the name is taken
+	DeleteTopic                        // fails with ErrNotFound
+	PatchTopic                         // fails with ErrNotFound; partitions only grow
+)
+
+var kindNames = [...]string{"", "create", "delete", "patch"}
+
+func (k CommandKind) String() string {
+	if k >= CreateTopic && k <= PatchTopic {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Command is a change to the topics. For CreateTopic a nil field takes its default; for
+// PatchTopic a nil field is left unchanged; DeleteTopic takes only the name.
+type Command struct {
+	Kind                    CommandKind
+	Name                    string
+	Partitions              *uint32
+	RetentionMs             *int64
+	VisibilityTimeoutMs     *int64
+	MaxInFlightPerPartition *uint32
+}
+
+// Topic defaults and bounds (API.md, "Topics").
+const (
+	NameBytesMax                   = 200
+	PartitionsMax                  = 1024
+	VisibilityTimeoutMsMin         = 1
+	VisibilityTimeoutMsMax         = 12 * 3600 * 1000
+	MaxInFlightPerPartitionMax     = 65_536
+	DefaultPartitions              = 3
+	DefaultRetentionMs             = 7 * 24 * 3600 * 1000
+	DefaultVisibilityTimeoutMs     = 30_000
+	DefaultMaxInFlightPerPartition = 1024
+	// TopicsMax bounds the number of topics; a create past it fails with ErrTooManyTopics.
+	TopicsMax = 100_000
+)
+
+// Errors a command is answered with.
+var (
+	ErrInvalid       = errors.New("meta: invalid command")    // 400
+	ErrExists        = errors.New("meta: topic exists")       // 409
+	ErrNotFound      = errors.New("meta: topic not found")    // 404
+	ErrTooManyTopics = errors.New("meta: too many topics")    // the store holds TopicsMax
+	ErrNotLeader     = errors.New("meta: not the leader")     // propose on the leader; also before recovery
+	ErrBusy          = errors.New("meta: too many in flight") // ProposalsMax or BarriersMax reached; retry
+	// ErrTimeout: no answer within RequestTimeoutTicks. The command may still take effect.
+	ErrTimeout = errors.New("meta: timed out, outcome unknown")
+	// ErrFailed: the store hit an I/O error or a corrupt file and stopped; the node must
+	// restart. A proposal answered with it may or may not take effect.
+	ErrFailed = errors.New("meta: failed")
+	// ErrCorrupt: a file or an entry fails its check in a way a crash cannot explain. It
+	// comes wrapped in ErrFailed.
+	ErrCorrupt = errors.New("meta: corrupt")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// ValidName reports whether name is a valid topic name: 1 to 200 bytes of
+// [A-Za-z0-9._-], and not "." or "..".
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > NameBytesMax || name == "." || name == ".." {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// normalize validates c without looking at the topics and fills a create's defaults, so
+// that the entry carries every value: a later change of a default never changes what a
+// replayed entry does.
+func (c Command) normalize() (Command, error) {
+	if !ValidName(c.Name) {
+		return c, invalid("topic name must be 1-%d characters of [A-Za-z0-9._-], not . or ..", NameBytesMax)
+	}
+	switch c.Kind {
+	case CreateTopic:
+		def := func(p *uint32, d uint32) *uint32 {
+			if p == nil {
+				return new(d)
+			}
+			return p
+		}
+		c.Partitions = def(c.Partitions, DefaultPartitions)
+		c.MaxInFlightPerPartition = def(c.MaxInFlightPerPartition, DefaultMaxInFlightPerPartition)
+		if c.RetentionMs == nil {
+			c.RetentionMs = new(int64(DefaultRetentionMs))
+		}
+		if c.VisibilityTimeoutMs == nil {
+			c.VisibilityTimeoutMs = new(int64(DefaultVisibilityTimeoutMs))
+		}
+	case DeleteTopic:
+		if c.Partitions != nil || c.RetentionMs != nil || c.VisibilityTimeoutMs != nil || c.MaxInFlightPerPartition != nil {
+			return c, invalid("delete takes only a name")
+		}
+	case PatchTopic:
+	default:
+		return c, invalid("unknown command kind %d", c.Kind)
+	}
+	return c, c.checkBounds()
+}
+
+// checkBounds checks the fields that are set.
+func (c Command) checkBounds() error {
+	if p := c.Partitions; p != nil && (*p < 1 || *p > PartitionsMax) {
+		return invalid("partitions must be 1-%d", PartitionsMax)
+	}
+	if r := c.RetentionMs; r != nil && *r < 0 {
+		return invalid("retention_ms must be 0 (forever) or more")
+	}
+	if v := c.VisibilityTimeoutMs; v != nil && (*v < VisibilityTimeoutMsMin || *v > VisibilityTimeoutMsMax) {
+		return invalid("visibility_timeout_ms must be %d-%d", VisibilityTimeoutMsMin, VisibilityTimeoutMsMax)
+	}
+	if m := c.MaxInFlightPerPartition; m != nil && (*m < 1 || *m > MaxInFlightPerPartitionMax) {
+		return invalid("max_in_flight_per_partition must be 1-%d", MaxInFlightPerPartitionMax)
+	}
+	return nil
+}
+
+// machine is the replicated state: the topics. Every replica applies the same entries in
+// the same order and reaches the same state; nothing here reads a clock or draws a number.
+type machine struct {
+	byName   map[string]Topic
+	byID     map[uint64]string
+	commands uint64 // command entries applied, answered with an error or not
+}
+
+func newMachine() *machine {
+	return &machine{byName: map[string]Topic{}, byID: map[uint64]string{}}
+}
+
+// check answers c against the current topics without changing them: the topic the command
+// would produce (or touch), or the error it would get. c must be normalized.
+func (m *machine) check(c Command) (Topic, error) {
+	t, exists := m.byName[c.Name]
+	switch c.Kind {
+	case CreateTopic:
+		if exists {
+			return t, ErrExists
+		}
+		if len(m.byName) >= TopicsMax {
+			return Topic{}, ErrTooManyTopics
+		}
+		if c.Partitions == nil || c.RetentionMs == nil || c.VisibilityTimeoutMs == nil || c.MaxInFlightPerPartition == nil {
+			return Topic{}, invalid("create entry without every field")
+		}
+		return Topic{
+			Name: c.Name, Partitions: *c.Partitions, RetentionMs: *c.RetentionMs,
+			VisibilityTimeoutMs: *c.VisibilityTimeoutMs, MaxInFlightPerPartition: *c.MaxInFlightPerPartition,
+		}, nil
+	case DeleteTopic:
+		if !exists {
+			return Topic{}, ErrNotFound
+		}
+		return t, nil
+	case PatchTopic:
+		if !exists {
+			return Topic{}, ErrNotFound
+		}
+		if c.Partitions != nil {
+			if *c.Partitions < t.Partitions {
+				return t, invalid("partitions can only grow (now %d)", t.Partitions)
+			}
+			t.Partitions = *c.Partitions
+		}
+		if c.RetentionMs != nil {
+			t.RetentionMs = *c.RetentionMs
+		}
+		if c.VisibilityTimeoutMs != nil {
+			t.VisibilityTimeoutMs = *c.VisibilityTimeoutMs
+		}
+		if c.MaxInFlightPerPartition != nil {
+			t.MaxInFlightPerPartition = *c.MaxInFlightPerPartition
+		}
+		return t, nil
+	}
+	return Topic{}, invalid("unknown command kind %d", c.Kind)
+}
+
+// apply applies the command of the entry at index, proposed at nowNs on the proposer's
+// clock. The apply is the truth: it validates again, and a command that conflicts with the
+// topics as they are now is answered with the error and changes nothing.
+func (m *machine) apply(c Command, index uint64, nowNs int64) (Topic, error) {
+	m.commands++
+	if _, err := c.normalizeForApply(); err != nil {
+		return Topic{}, err
+	}
+	t, err := m.check(c)
+	if err != nil {
+		return t, err
+	}
+	switch c.Kind {
+	case CreateTopic:
+		assert(m.byID[index] == "", "incarnation id reused")
+		t.ID = index
+		t.CreatedAtMs = nowNs / 1_000_000
+		m.byName[t.Name] = t
+		m.byID[t.ID] = t.Name
+	case DeleteTopic:
+		delete(m.byName, t.Name)
+		delete(m.byID, t.ID)
+	case PatchTopic:
+		m.byName[t.Name] = t
+	}
+	return t, nil
+}
+
+// normalizeForApply is normalize without filling defaults: an entry carries its values.
+func (c Command) normalizeForApply() (Command, error) {
+	if c.Kind == CreateTopic && (c.Partitions == nil || c.RetentionMs == nil || c.VisibilityTimeoutMs == nil || c.MaxInFlightPerPartition == nil) {
+		return c, invalid("create entry without every field")
+	}
+	return c.normalize()
+}
+
+// add inserts a topic read from a snapshot.
+func (m *machine) add(t Topic) {
+	m.byName[t.Name] = t
+	m.byID[t.ID] = t.Name
+}
