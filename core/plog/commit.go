@@ -1,0 +1,239 @@
+package plog
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/narad/narad/core/disk"
+)
+
+type commitPhase uint8
+
+const (
+	phaseCreate  commitPhase = iota + 1 // the new segment's Create is in flight
+	phaseDirSync                        // the directory sync that makes its entry durable
+	phaseWrite                          // the frame's WriteAt
+	phaseSync                           // the fdatasync covering it
+	phaseVerify                         // the read-back of what was just written
+	phaseCut                            // Truncate back to the high-watermark's position
+	phaseCutSync                        // the fdatasync that makes the cut durable
+)
+
+// inflightCommit is the one commit between Commit and its answer (commitDurable).
+type inflightCommit struct {
+	token    uint64
+	phase    commitPhase
+	frame    []byte // the encoded batch; compared byte for byte with the read-back
+	base     uint64
+	count    int
+	commitMs int64
+	pos      int64 // where the frame goes in the active segment: the high-watermark's position
+	retries  int   // read-back re-reads after a read error
+	answered bool  // the commit was answered (poisoned: the cut that follows is cleanup)
+}
+
+// Commit appends one batch: entries get the offsets HighWatermark() onwards, and the
+// answer is a CommitDone with the same token, once the batch is durable and read back
+// intact (or not). The entries are copied; the caller may reuse them at once.
+//
+// At most one commit may be in flight: calling Commit before the previous one was answered
+// is a programmer error and panics. A commit over a limit, before recovery finished or
+// after a failed fdatasync is answered at once and changes nothing.
+func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
+	switch {
+	case l.state == stateNew || l.state == stateRecovering:
+		l.answerCommit(token, 0, 0, ErrNotReady)
+		return
+	case l.poisoned != nil:
+		l.answerCommit(token, 0, 0, l.poisoned)
+		return
+	}
+	assert(l.commit == nil, "a second commit while one is in flight")
+	if _, err := BatchBytes(entries); err != nil {
+		l.answerCommit(token, 0, 0, err)
+		return
+	}
+	c := &inflightCommit{token: token, base: l.hw, count: len(entries), commitMs: nowNs / 1_000_000}
+	c.frame = AppendBatch(nil, c.base, c.commitMs, entries)
+	l.commit = c
+	if len(l.segs) == 0 || l.active().size >= l.cfg.SegmentBytesMax {
+		// Roll: the new segment is named by the first offset it will hold, and its
+		// directory entry is durable before any frame in it can be acknowledged.
+		c.phase = phaseCreate
+		l.issue(purposeCommit, disk.Op{Kind: disk.KindCreate, Name: segmentName(l.cfg.Dir, l.hw)})
+		return
+	}
+	l.writeFrame()
+}
+
+func (l *Log) answerCommit(token, base uint64, count int, err error) {
+	l.out.Commits = append(l.out.Commits, CommitDone{Token: token, BaseOffset: base, Count: count, Err: err})
+}
+
+// commitStep advances commitDurable: create and dir-sync a new segment if rolling, write,
+// fdatasync, read back and compare, and only then publish. A failed write or a mismatch
+// cuts the segment back (ErrRetry); a failed fdatasync poisons the log (ErrFailed).
+func (l *Log) commitStep(res disk.Result) {
+	c := l.commit
+	assert(c != nil, "commit step with no commit in flight")
+	switch c.phase {
+	case phaseCreate:
+		if res.Err != nil { // nothing written: a retry creates it again
+			l.stats.CommitRetries++
+			l.finishCommit(fmt.Errorf("%w: creating a segment: %v", ErrRetry, res.Err))
+			return
+		}
+		c.phase = phaseDirSync
+		l.issue(purposeCommit, disk.Op{Kind: disk.KindSyncDir, Name: l.cfg.Dir})
+	case phaseDirSync:
+		if res.Err != nil {
+			l.poison(fmt.Errorf("directory sync for a new segment: %w", res.Err))
+			l.finishCommit(l.poisoned)
+			l.reportFailed() // nothing was written: nothing to cut
+			return
+		}
+		l.segs = append(l.segs, segment{name: segmentName(l.cfg.Dir, l.hw), base: l.hw})
+		l.stats.SegmentsRolled++
+		l.writeFrame()
+	case phaseWrite:
+		l.onWritten(res)
+	case phaseSync:
+		l.onSynced(res)
+	case phaseVerify:
+		l.onReadBack(res)
+	case phaseCut, phaseCutSync:
+		l.onCutStep(res)
+	}
+}
+
+func (l *Log) writeFrame() {
+	c, seg := l.commit, l.active()
+	assert(seg.base <= c.base, "commit lands below its segment's base offset")
+	c.pos = seg.size
+	c.phase = phaseWrite
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: c.pos, Data: c.frame})
+}
+
+func (l *Log) onWritten(res disk.Result) {
+	c := l.commit
+	if res.Err != nil {
+		l.cut() // a failed write may have stored part of the frame
+		return
+	}
+	if mutHWBeforeSync {
+		// Deliberate bug: visible (and answered) before the fdatasync made it durable.
+		l.issue(purposeDetached, disk.Op{Kind: disk.KindSync, Name: l.active().name})
+		l.publish()
+		return
+	}
+	c.phase = phaseSync
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindSync, Name: l.active().name})
+}
+
+func (l *Log) onSynced(res disk.Result) {
+	c := l.commit
+	if res.Err != nil {
+		// Never retried, never trusted: the kernel may have dropped the pages and marked
+		// them clean. Refuse commits; cut the frame so that a reopen without a machine
+		// crash does not find it in the page cache and expose what the device lacks.
+		l.poison(fmt.Errorf("fdatasync of a commit: %w", res.Err))
+		l.answerCommit(c.token, 0, 0, l.poisoned)
+		c.answered = true
+		l.cut()
+		return
+	}
+	if mutSkipReadBack {
+		l.publish() // deliberate bug: trusts the write without reading it back
+		return
+	}
+	l.readBack()
+}
+
+func (l *Log) readBack() {
+	c := l.commit
+	c.phase = phaseVerify
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindReadAt, Name: l.active().name, Off: c.pos, Len: len(c.frame)})
+}
+
+// onReadBack compares what the device returns with what was written. A mismatch cannot
+// tell a corrupted write from a read corrupted in passing; re-reading until one matches
+// could accept a stored bit flip undone by a read flip, so any mismatch is treated as a
+// bad write: the cost is one retried commit. A read error says nothing about the bytes,
+// so it is retried.
+func (l *Log) onReadBack(res disk.Result) {
+	c := l.commit
+	if res.Err != nil {
+		if c.retries < l.cfg.ReadRetriesMax {
+			c.retries++
+			l.stats.ReadRetries++
+			l.readBack()
+			return
+		}
+		l.cut()
+		return
+	}
+	if !bytes.Equal(res.Data, c.frame) {
+		l.stats.ReadBackBad++
+		l.cut()
+		return
+	}
+	bt, n, err := DecodeBatch(res.Data)
+	assert(err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
+		"a frame equal to the one encoded does not decode to it")
+	l.publish()
+}
+
+// publish makes the commit visible: index it, advance the high-watermark, answer it.
+func (l *Log) publish() {
+	c, seg := l.commit, l.active()
+	assert(c.base == l.hw && c.pos == seg.size, "publishing a commit that is not at the high-watermark")
+	seg.batches = append(seg.batches, batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos})
+	seg.size += int64(len(c.frame))
+	seg.newestMs = max(seg.newestMs, c.commitMs)
+	l.hw += uint64(c.count)
+	l.stats.Commits++
+	l.stats.Records += uint64(c.count)
+	l.stats.BytesCommitted += uint64(len(c.frame))
+	l.answerCommit(c.token, c.base, c.count, nil)
+	l.commit = nil
+}
+
+// cut truncates the active segment back to the high-watermark's position and syncs that,
+// so that nothing of the commit survives: a retry then lands at the same offsets.
+func (l *Log) cut() {
+	c := l.commit
+	c.phase = phaseCut
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindTruncate, Name: l.active().name, Off: c.pos})
+}
+
+func (l *Log) onCutStep(res disk.Result) {
+	c := l.commit
+	if res.Err != nil {
+		l.poison(fmt.Errorf("cutting back a failed commit (%s): %w", res.Kind, res.Err))
+		l.finishCommit(l.poisoned)
+		l.reportFailed()
+		return
+	}
+	if c.phase == phaseCut {
+		c.phase = phaseCutSync
+		l.issue(purposeCommit, disk.Op{Kind: disk.KindSync, Name: l.active().name})
+		return
+	}
+	if l.poisoned != nil {
+		l.finishCommit(l.poisoned) // the cleanup after a failed fdatasync is done
+		l.reportFailed()
+		return
+	}
+	l.stats.CommitRetries++
+	l.finishCommit(ErrRetry)
+}
+
+// finishCommit answers the commit in flight with err unless it was answered already, and
+// frees the slot.
+func (l *Log) finishCommit(err error) {
+	c := l.commit
+	if !c.answered {
+		l.answerCommit(c.token, 0, 0, err)
+	}
+	l.commit = nil
+}

@@ -1,0 +1,140 @@
+// Package plog is the partition log: the place where a message becomes real
+// (commitDurable, stage 3 of the produce path). It is a deterministic state machine: it
+// does no I/O, reads no clock and starts no goroutine. Work comes in as calls and
+// completions; disk work goes out as disk.Op actions.
+//
+// # Driving it
+//
+//	l := plog.New(plog.Config{Dir: "parts/000000000000002a-3"})
+//	l.Open(now)                                    // recovery: list, scan, cut, sync
+//	for {
+//		rd := l.Ready()
+//		for _, op := range rd.Ops { shell.Submit(op) }     // in any order, concurrently
+//		for _, c := range rd.Commits { dispatcher.CommitDone(c.Token, c.Err) }
+//		for _, r := range rd.Reads { consumer.Answer(r.Token, r.Records, r.Err) }
+//		if rd.Recovered != nil { accept commits and reads }
+//		if rd.Failed != nil { commits are refused until a restart reopens the log }
+//		switch ev := <-events; {                       // the shell's loop, not the core's
+//		case commit:     l.Commit(now, token, entries) // one at a time per partition
+//		case read:       l.Read(now, token, offset, max)
+//		case completion: l.DiskDone(now, result)
+//		case timer:      l.Tick(now)                   // at l.NextDeadline(): retention
+//		}
+//	}
+//
+// Ordering that matters is inside the machine, so any action in a Ready may be carried
+// out at once: a segment is written only after its directory entry is durable; a sync is
+// issued only after its write completed; the read-back only after the sync; a commit is
+// answered only after its read-back matched; a segment is removed only when it is not the
+// active one, and the next removal waits for the directory sync of the last.
+//
+// # commitDurable
+//
+// At most one commit is in flight (the dispatcher sends one batch per partition at a
+// time; a second is a programmer error and panics). Its entries become ONE batch frame,
+// and then:
+//
+//  1. the frame is written at the end of the active segment (after creating a new
+//     segment, named by the high-watermark, and syncing the directory, when the active
+//     one has passed SegmentBytesMax or none exists);
+//  2. fdatasync;
+//  3. the frame is read back and compared byte for byte with what was written (which
+//     also proves its CRC32C);
+//  4. only then is it indexed, the high-watermark advanced, and CommitDone answered.
+//
+// A failed write, a read-back that differs (silent write corruption; any difference,
+// since a re-read could not tell a bad write from a bad read) or a read-back that fails
+// ReadRetriesMax+1 times truncates the segment back to the high-watermark's position,
+// syncs that cut, and answers ErrRetry: nothing of the commit is visible and a retry lands
+// at the same offsets. A failed fdatasync (of the commit, of the cut, or of the directory
+// for a new segment) poisons the log: the commit is answered ErrFailed, every later commit
+// is refused with ErrFailed until the log is reopened, reads go on. The sync is never
+// retried and trusted. After a failed commit fdatasync the log still cuts the frame and
+// syncs the cut before it reports Failed, so a restart that finds the page cache intact
+// does not expose bytes the device may lack.
+//
+// # Reads
+//
+// An in-memory index (per batch: base offset, count, segment, file position, frame size),
+// built by recovery and by every commit, turns a read into one ReadAt of the frame holding
+// the offset. The whole frame's CRC is checked and its base offset and count compared
+// with the index; on a mismatch or a read error it is read again, up to ReadRetriesMax
+// times (read corruption is transient in the fault model), and then answered ErrCorrupt:
+// bytes that fail their check are never served. Only offsets below the high-watermark are
+// served; below OldestOffset the answer is ErrRemoved. Reads run alongside each other (up
+// to ReadsInFlightMax) and alongside a commit: a commit only writes past the
+// high-watermark's position and a cut only removes bytes past it.
+//
+// # Files
+//
+// Segments are dir/<base offset, 16 hex digits>.log; every batch in a segment has a base
+// offset at or above the name, and segments follow each other without overlap. Retention
+// (RetentionMs > 0) removes the oldest non-active segment once its newest commit is older
+// than now - RetentionMs: Remove, then SyncDir, one segment at a time, advancing
+// OldestOffset.
+//
+// # Batch frame format (on disk: do not change; add a format byte instead)
+//
+//	0        4        8   9           17      21             29
+//	+--------+--------+---+-----------+-------+--------------+-------------------+
+//	| crc32c | length |fmt| base off  | count | commit_ms    | entries ...       |
+//	+--------+--------+---+-----------+-------+--------------+-------------------+
+//	crc32c (Castagnoli) covers length, fmt and the body; length counts the body (from
+//	byte 9 to the end); all integers little endian; fmt is 1.
+//
+//	entry (count times, back to back, filling the body exactly):
+//	key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload
+//
+// The keyed envelope of each entry is (key, commit time, payload); one commit has one
+// commit time, so it is stored once per batch. The offsets of a batch are base_off to
+// base_off+count-1. Bounds, which the decoder also enforces: count 1 to EntriesMax, a
+// frame at most BatchBytesMax, a key at most KeyBytesMax, a payload at most
+// PayloadBytesMax.
+//
+// # Recovery decision table
+//
+// Open lists the directory and scans every segment in offset order, frame by frame, in
+// reads of RecoveryReadBytes (a larger frame is read whole). The expected offset starts
+// at the oldest segment's base. Each row is tested in recover_test.go.
+//
+//	row  condition                                                action
+//	R1   no segment file                                          empty log: high-watermark and oldest 0
+//	R2   frame CRC-valid, base offset = the expected offset       keep it: index it, expect the offset after it
+//	R3   frame damaged (zeroed, short, length, CRC, format,       re-read it, up to ReadRetriesMax times: a
+//	     body, base offset not the expected one), or a read       read can be corrupted or fail in passing
+//	     fails
+//	R4   still damaged; a CRC-valid frame with a base offset at   keep it and what follows; offsets in between
+//	     or above the expected one follows in the segment         are a hole (reads get ErrCorrupt); the
+//	     (the earliest any of ReadRetriesMax+1 search passes      damaged bytes are never served
+//	     finds)
+//	R5   still damaged in the last segment; no pass finds a       torn tail: truncate there and sync; it was
+//	     valid frame after it                                     never acknowledged
+//	R6   still damaged in an older segment; nothing valid         keep the bytes, do not cut (they were synced
+//	     follows                                                  and may have been acknowledged)
+//	R7   end of a segment at a frame boundary                     clean end: next segment
+//	R8   a segment's base offset is above the expected offset     the offsets in between are a hole; go on
+//	R9   a segment's base offset is below the expected offset     fail: overlapping segments, which no
+//	                                                               sequence of commits, crashes and cuts makes
+//	R10  a read fails with an I/O error ReadRetriesMax+1 times    fail: the node stops
+//	--   a file whose name is not <16 hex digits>.log             ignored, left alone
+//
+// Then, before Recovered is reported, the last segment is synced (after its cut, if R5)
+// and so is the directory: a restarted process may see frames in the page cache that were
+// written but never synced, and exposing them and losing them in a later crash would
+// move the high-watermark back. The recovered high-watermark is the expected offset after
+// the last segment; OldestOffset is the first segment's base.
+//
+// # The high-watermark never moves backwards
+//
+// Within a run it only grows. Across restarts: every offset below a reported
+// high-watermark is in a frame that was fdatasynced and read back intact (a commit), or
+// that recovery found CRC-valid and then synced. A crash keeps synced bytes, R5 cuts only
+// bytes past the last valid frame, and R4/R6/R8 never cut. So a recovered high-watermark
+// is at least every high-watermark reported before. One double fault is outside this: a
+// failed fdatasync followed by a process restart without a machine crash, before the log
+// has cut what that sync covered (the process died first, perhaps before it even heard of
+// the failure; or a recovery's own sync failed and the next recovery ran at once). The
+// page cache then still shows frames the device lacks, a later fdatasync does not write
+// them (they are marked clean), so the next Open exposes them and a later crash takes them
+// back. No acknowledged commit is ever among them: each was synced before it was answered.
+package plog

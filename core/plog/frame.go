@@ -1,0 +1,217 @@
+package plog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+)
+
+// Batch frame constants. They are on disk: do not change them; add a format byte instead.
+// The layout is drawn in doc.go.
+const (
+	formatV1         = 1  // the only batch format so far
+	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
+	batchFixedBytes  = 20 // base offset u64 | count u32 | commit time ms i64
+	entryFixedBytes  = 8  // key length u32 | payload length u32
+	noKey            = 0xFFFFFFFF
+)
+
+// Limits of one commit, enforced by Commit (an over-limit commit is answered and changes
+// nothing) and by the decoder (a frame beyond them is damage, never a batch).
+const (
+	EntriesMax      = 65_536   // entries in one commit
+	BatchBytesMax   = 16 << 20 // encoded frame bytes of one commit
+	KeyBytesMax     = 4096     // bytes of one key
+	PayloadBytesMax = 1 << 20  // bytes of one payload
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Entry is one record of a commit: the keyed envelope minus the commit time, which the
+// log stamps once for the whole batch.
+type Entry struct {
+	Key     []byte // ignored unless HasKey
+	HasKey  bool   // a present empty key differs from no key
+	Payload []byte
+}
+
+// Batch is one decoded frame: the entries of one commit and where they sit in the log.
+type Batch struct {
+	BaseOffset   uint64 // offset of Entries[0]
+	CommitTimeMs int64  // Unix milliseconds of the commit
+	Entries      []Entry
+}
+
+// Limit errors: a commit answered with one of them changed nothing.
+var (
+	ErrEmpty    = errors.New("plog: commit holds no entries")
+	ErrTooLarge = errors.New("plog: commit over a limit")
+)
+
+// BatchBytes returns the encoded frame size of entries, or an error naming the first
+// limit they break. A nil error means AppendBatch accepts them.
+func BatchBytes(entries []Entry) (int, error) {
+	if len(entries) == 0 {
+		return 0, ErrEmpty
+	}
+	if len(entries) > EntriesMax {
+		return 0, fmt.Errorf("%w: %d entries, at most %d", ErrTooLarge, len(entries), EntriesMax)
+	}
+	n := frameHeaderBytes + batchFixedBytes
+	for i := range entries {
+		e := &entries[i]
+		if e.HasKey && len(e.Key) > KeyBytesMax {
+			return 0, fmt.Errorf("%w: entry %d key of %d bytes, at most %d", ErrTooLarge, i, len(e.Key), KeyBytesMax)
+		}
+		if len(e.Payload) > PayloadBytesMax {
+			return 0, fmt.Errorf("%w: entry %d payload of %d bytes, at most %d", ErrTooLarge, i, len(e.Payload), PayloadBytesMax)
+		}
+		n += entryFixedBytes + len(e.Payload)
+		if e.HasKey {
+			n += len(e.Key)
+		}
+		if n > BatchBytesMax {
+			return 0, fmt.Errorf("%w: batch past %d bytes", ErrTooLarge, BatchBytesMax)
+		}
+	}
+	return n, nil
+}
+
+// AppendBatch appends the frame of one batch to dst and returns the extended slice. The
+// entries must be within the limits (see BatchBytes); anything else is a programmer error.
+func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byte {
+	n, err := BatchBytes(entries)
+	if err != nil {
+		panic("plog: AppendBatch beyond the limits: " + err.Error())
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n] // every byte of the frame is written below
+	f := dst[start:]
+	binary.LittleEndian.PutUint32(f[4:], uint32(n-frameHeaderBytes))
+	f[8] = formatV1
+	body := f[frameHeaderBytes:]
+	binary.LittleEndian.PutUint64(body[0:], base)
+	binary.LittleEndian.PutUint32(body[8:], uint32(len(entries)))
+	binary.LittleEndian.PutUint64(body[12:], uint64(commitMs))
+	p := batchFixedBytes
+	for i := range entries {
+		e := &entries[i]
+		keyLen := uint32(noKey)
+		if e.HasKey {
+			keyLen = uint32(len(e.Key))
+		}
+		binary.LittleEndian.PutUint32(body[p:], keyLen)
+		binary.LittleEndian.PutUint32(body[p+4:], uint32(len(e.Payload)))
+		p += entryFixedBytes
+		if e.HasKey {
+			p += copy(body[p:], e.Key)
+		}
+		p += copy(body[p:], e.Payload)
+	}
+	assert(p == len(body), "batch body size differs from BatchBytes")
+	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	return dst
+}
+
+// Frame decoding outcomes: the inputs of the recovery decision table (doc.go).
+var (
+	errShort    = errors.New("plog: frame extends past the data") // read on, or a torn tail
+	errZero     = errors.New("plog: zeroed frame header")         // never-written space
+	errLength   = errors.New("plog: frame length out of range")
+	errChecksum = errors.New("plog: frame checksum mismatch")
+	errFormat   = errors.New("plog: unknown batch format")
+	errBody     = errors.New("plog: malformed batch body")
+)
+
+// frameLen reads the total size a frame at the start of b claims, if its length field is
+// in range. Recovery uses it to size the read of a frame larger than its read chunk.
+func frameLen(b []byte) (int, bool) {
+	if len(b) < frameHeaderBytes {
+		return 0, false
+	}
+	bodyLen := binary.LittleEndian.Uint32(b[4:])
+	if bodyLen < batchFixedBytes+entryFixedBytes || bodyLen > BatchBytesMax-frameHeaderBytes {
+		return 0, false
+	}
+	return frameHeaderBytes + int(bodyLen), true
+}
+
+// DecodeBatch decodes the frame at the start of b. It returns the batch and the frame's
+// size, or an error saying why b does not start with a valid frame. The entries alias b.
+// It never panics, whatever b holds, and a batch it accepts re-encodes to the same bytes.
+func DecodeBatch(b []byte) (Batch, int, error) {
+	if len(b) < frameHeaderBytes {
+		if allZero(b) {
+			return Batch{}, 0, errZero
+		}
+		return Batch{}, 0, errShort
+	}
+	if allZero(b[:frameHeaderBytes]) {
+		return Batch{}, 0, errZero
+	}
+	n, ok := frameLen(b)
+	if !ok {
+		return Batch{}, 0, errLength
+	}
+	if len(b) < n {
+		return Batch{}, 0, errShort
+	}
+	if crc32.Checksum(b[4:n], castagnoli) != binary.LittleEndian.Uint32(b[0:]) {
+		return Batch{}, 0, errChecksum
+	}
+	if b[8] != formatV1 {
+		return Batch{}, 0, errFormat
+	}
+	bt, err := decodeBodyV1(b[frameHeaderBytes:n])
+	return bt, n, err
+}
+
+func decodeBodyV1(body []byte) (Batch, error) {
+	bt := Batch{
+		BaseOffset:   binary.LittleEndian.Uint64(body[0:]),
+		CommitTimeMs: int64(binary.LittleEndian.Uint64(body[12:])),
+	}
+	count := binary.LittleEndian.Uint32(body[8:])
+	if count == 0 || count > EntriesMax || bt.BaseOffset+uint64(count) < bt.BaseOffset {
+		return Batch{}, errBody
+	}
+	if int(count) > (len(body)-batchFixedBytes)/entryFixedBytes {
+		return Batch{}, errBody // cannot hold that many entries: refuse before allocating
+	}
+	bt.Entries = make([]Entry, count)
+	rest := body[batchFixedBytes:]
+	for i := range bt.Entries {
+		if len(rest) < entryFixedBytes {
+			return Batch{}, errBody
+		}
+		keyLen := binary.LittleEndian.Uint32(rest[0:])
+		payLen := binary.LittleEndian.Uint32(rest[4:])
+		rest = rest[entryFixedBytes:]
+		e := &bt.Entries[i]
+		if keyLen != noKey {
+			if keyLen > KeyBytesMax || int(keyLen) > len(rest) {
+				return Batch{}, errBody
+			}
+			e.HasKey, e.Key, rest = true, rest[:keyLen:keyLen], rest[keyLen:]
+		}
+		if payLen > PayloadBytesMax || int(payLen) > len(rest) {
+			return Batch{}, errBody
+		}
+		e.Payload, rest = rest[:payLen:payLen], rest[payLen:]
+	}
+	if len(rest) != 0 {
+		return Batch{}, errBody // trailing bytes: the frame is not what the encoder wrote
+	}
+	return bt, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
