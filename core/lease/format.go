@@ -1,0 +1,249 @@
+package lease
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+)
+
+// File format constants. These are on disk: do not change them; add a format byte instead.
+// The layouts are drawn in doc.go.
+const (
+	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
+	bodyFixedBytes   = 12 // floor u64 | count (or nbits) u32
+	formatAckBatch   = 1  // a frame of acks.log
+	formatSnapshot   = 2  // the single frame of acks.snap
+)
+
+// Limits of the formats. A decoder treats anything beyond them as damage.
+const (
+	// FrameOffsetsMax bounds the offsets of one ack-log frame (64 KiB of body). A flush
+	// with more acks writes several frames in its one write.
+	FrameOffsetsMax = 8192
+	// AckSpanMax bounds how far above the floor an acked offset may lie, in a frame, in a
+	// snapshot and in memory (Config.AckWindowMax is clamped to it). It bounds the
+	// snapshot's bitmap (8 MiB) and the memory recovery may need.
+	AckSpanMax = 1 << 26
+	// frameBodyBytesMax is the largest ack-log frame body.
+	frameBodyBytesMax = bodyFixedBytes + 8*FrameOffsetsMax
+	// snapshotBodyBytesMax is the largest snapshot body.
+	snapshotBodyBytesMax = bodyFixedBytes + AckSpanMax/8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Decoding outcomes. Every one of them is damage to recovery (doc.go, rows L3-L5, S3).
+var (
+	errShort    = errors.New("lease: frame extends past the data")
+	errZero     = errors.New("lease: zeroed frame header")
+	errLength   = errors.New("lease: frame length out of range")
+	errChecksum = errors.New("lease: frame checksum mismatch")
+	errFormat   = errors.New("lease: unknown frame format")
+	errBody     = errors.New("lease: malformed frame body")
+	errTrailing = errors.New("lease: bytes after the snapshot frame")
+)
+
+// AppendAckFrame appends one ack-log frame to dst: every offset below floor is acked,
+// and so is every offset of offsets. offsets must be strictly increasing, each at or
+// above floor and below floor+AckSpanMax, and at most FrameOffsetsMax of them; anything
+// else is a programmer error.
+func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
+	assert(len(offsets) <= FrameOffsetsMax, "ack frame over FrameOffsetsMax")
+	for i, o := range offsets {
+		assert(o >= floor && o-floor < AckSpanMax, "ack frame offset outside [floor, floor+AckSpanMax)")
+		assert(i == 0 || o > offsets[i-1], "ack frame offsets not strictly increasing")
+	}
+	bodyLen := bodyFixedBytes + 8*len(offsets)
+	start := len(dst)
+	dst = grow(dst, frameHeaderBytes+bodyLen)
+	f := dst[start:]
+	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
+	f[8] = formatAckBatch
+	body := f[frameHeaderBytes:]
+	binary.LittleEndian.PutUint64(body[0:], floor)
+	binary.LittleEndian.PutUint32(body[8:], uint32(len(offsets)))
+	for i, o := range offsets {
+		binary.LittleEndian.PutUint64(body[bodyFixedBytes+8*i:], o)
+	}
+	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	return dst
+}
+
+// DecodeAckFrame decodes the ack-log frame at the start of b. It returns the frame's
+// floor, its offsets (a fresh slice) and its size, or an error saying why b does not
+// start with a valid frame. It never panics, whatever b holds.
+func DecodeAckFrame(b []byte) (floor uint64, offsets []uint64, n int, err error) {
+	body, n, err := frameBody(b, formatAckBatch, frameBodyBytesMax)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	floor = binary.LittleEndian.Uint64(body[0:])
+	count := binary.LittleEndian.Uint32(body[8:])
+	if count > FrameOffsetsMax || len(body) != bodyFixedBytes+8*int(count) {
+		return 0, nil, 0, errBody
+	}
+	offsets = make([]uint64, count)
+	for i := range offsets {
+		o := binary.LittleEndian.Uint64(body[bodyFixedBytes+8*i:])
+		if o < floor || o-floor >= AckSpanMax || (i > 0 && o <= offsets[i-1]) {
+			return 0, nil, 0, errBody
+		}
+		offsets[i] = o
+	}
+	return floor, offsets, n, nil
+}
+
+// frameBody checks the header, length and CRC of the frame at the start of b and returns
+// its body and its size.
+func frameBody(b []byte, format byte, bodyMax int) ([]byte, int, error) {
+	if len(b) < frameHeaderBytes {
+		if allZero(b) {
+			return nil, 0, errZero
+		}
+		return nil, 0, errShort
+	}
+	sum := binary.LittleEndian.Uint32(b[0:])
+	bodyLen := binary.LittleEndian.Uint32(b[4:])
+	if sum == 0 && bodyLen == 0 && b[8] == 0 {
+		return nil, 0, errZero
+	}
+	if bodyLen < bodyFixedBytes || bodyLen > uint32(bodyMax) {
+		return nil, 0, errLength
+	}
+	n := frameHeaderBytes + int(bodyLen)
+	if len(b) < n {
+		return nil, 0, errShort
+	}
+	if crc32.Checksum(b[4:n], castagnoli) != sum {
+		return nil, 0, errChecksum
+	}
+	if b[8] != format {
+		return nil, 0, errFormat
+	}
+	return b[frameHeaderBytes:n], n, nil
+}
+
+// snapshotView is a decoded snapshot: the bitmap aliases the bytes it was decoded from.
+type snapshotView struct {
+	floor  uint64
+	nbits  int
+	bitmap []byte // bit i (byte i/8, bit i%8): offset floor+i is acked
+}
+
+func (v snapshotView) bit(i int) bool { return v.bitmap[i/8]&(1<<(i%8)) != 0 }
+
+// encodeSnapshot returns the whole acks.snap file for the set: one frame.
+func encodeSnapshot(s *ackSet) []byte {
+	floor := s.floor
+	nbits := 0
+	if hi, ok := s.highest(); ok {
+		nbits = int(hi-floor) + 1
+	}
+	assert(nbits <= AckSpanMax, "snapshot over AckSpanMax")
+	bodyLen := bodyFixedBytes + (nbits+7)/8
+	f := make([]byte, frameHeaderBytes+bodyLen)
+	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
+	f[8] = formatSnapshot
+	body := f[frameHeaderBytes:]
+	binary.LittleEndian.PutUint64(body[0:], floor)
+	binary.LittleEndian.PutUint32(body[8:], uint32(nbits))
+	bitmap := body[bodyFixedBytes:]
+	s.each(func(o uint64) {
+		i := o - floor
+		bitmap[i/8] |= 1 << (i % 8)
+	})
+	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	return f
+}
+
+// decodeSnapshot decodes a whole acks.snap file. The bitmap must be canonical: no bit past
+// nbits, and the last bit set when nbits > 0; the file holds nothing after the frame.
+func decodeSnapshot(b []byte) (snapshotView, error) {
+	body, n, err := frameBody(b, formatSnapshot, snapshotBodyBytesMax)
+	if err != nil {
+		return snapshotView{}, err
+	}
+	if n != len(b) {
+		return snapshotView{}, errTrailing
+	}
+	v := snapshotView{floor: binary.LittleEndian.Uint64(body[0:]), bitmap: body[bodyFixedBytes:]}
+	nbits := binary.LittleEndian.Uint32(body[8:])
+	if nbits > AckSpanMax || len(v.bitmap) != (int(nbits)+7)/8 {
+		return snapshotView{}, errBody
+	}
+	v.nbits = int(nbits)
+	if v.nbits > 0 && !v.bit(v.nbits-1) {
+		return snapshotView{}, errBody
+	}
+	if r := v.nbits % 8; r != 0 && v.bitmap[len(v.bitmap)-1]>>r != 0 {
+		return snapshotView{}, errBody
+	}
+	return v, nil
+}
+
+// EncodeSnapshot returns an acks.snap file holding floor and the acked offsets above it
+// (strictly increasing, each at or above floor and below floor+AckSpanMax). Tools and
+// tests use it; the Manager encodes its own set.
+func EncodeSnapshot(floor uint64, acked []uint64) []byte {
+	s := newAckSet(floor)
+	for i, o := range acked {
+		assert(o >= floor && o-floor < AckSpanMax, "snapshot offset outside [floor, floor+AckSpanMax)")
+		assert(i == 0 || o > acked[i-1], "snapshot offsets not strictly increasing")
+		s.setBit(o)
+	}
+	return encodeSnapshot(s)
+}
+
+// DecodeSnapshot decodes a whole acks.snap file into its floor and the acked offsets above
+// it, in increasing order. It never panics, whatever b holds.
+func DecodeSnapshot(b []byte) (floor uint64, acked []uint64, err error) {
+	v, err := decodeSnapshot(b)
+	if err != nil {
+		return 0, nil, err
+	}
+	for i := 0; i < v.nbits; i++ {
+		if v.bit(i) {
+			acked = append(acked, v.floor+uint64(i))
+		}
+	}
+	return v.floor, acked, nil
+}
+
+// findResync looks in b, from index from on, for the start of a valid ack-log frame and
+// returns its index, or -1. A cheap header filter runs before the CRC.
+func findResync(b []byte, from int) int {
+	for q := from; q+frameHeaderBytes+bodyFixedBytes <= len(b); q++ {
+		if b[q+8] != formatAckBatch {
+			continue
+		}
+		bodyLen := binary.LittleEndian.Uint32(b[q+4:])
+		if bodyLen < bodyFixedBytes || bodyLen > frameBodyBytesMax || int(bodyLen) > len(b)-q-frameHeaderBytes {
+			continue
+		}
+		if count := binary.LittleEndian.Uint32(b[q+frameHeaderBytes+8:]); uint64(bodyLen) != bodyFixedBytes+8*uint64(count) {
+			continue
+		}
+		if _, _, _, err := DecodeAckFrame(b[q:]); err == nil {
+			return q
+		}
+	}
+	return -1
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b[:len(b)+n]
+	}
+	nb := make([]byte, len(b)+n, 2*cap(b)+n)
+	copy(nb, b)
+	return nb
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

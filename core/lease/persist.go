@@ -1,0 +1,145 @@
+package lease
+
+import (
+	"slices"
+
+	"github.com/narad/narad/core/disk"
+)
+
+// pendingSlack is how far the pending list may grow past twice the acked set before the
+// offsets the floor already covers are dropped from it (Ack, trimPending).
+const pendingSlack = 256
+
+// compactPhase is the step of the snapshot sequence in flight (doc.go, Compaction).
+type compactPhase uint8
+
+const (
+	compactNone        compactPhase = iota
+	compactCreateTmp                // create acks.snap.tmp
+	compactWriteTmp                 // write the snapshot into it
+	compactSyncTmp                  // fdatasync it
+	compactRename                   // rename it to acks.snap
+	compactSyncDirSnap              // make the rename durable: the snapshot now holds every ack it encoded
+	compactCreateLog                // replace acks.log by an empty file
+	compactSyncDirLog               // make that durable before any frame is written to it
+)
+
+// maybeFlush writes the pending acks when their flush time came (or a full frame waits),
+// the log is idle and persistence has not failed: one write, then one fdatasync.
+func (m *Manager) maybeFlush(nowNs int64) {
+	if !m.ready || m.failure != nil || m.persist != persistIdle || len(m.pending) == 0 {
+		return
+	}
+	if nowNs < m.flushAtNs && len(m.pending) < FrameOffsetsMax {
+		return
+	}
+	floor := m.acked.floor
+	m.trimPending()
+	buf := m.spareBuf[:0]
+	m.spareBuf = nil
+	rest := m.pending
+	for first := true; first || len(rest) > 0; first = false { // one frame per FrameOffsetsMax acks
+		n := min(len(rest), FrameOffsetsMax)
+		buf = AppendAckFrame(buf, floor, rest[:n])
+		rest = rest[n:]
+	}
+	m.pending = m.pending[:0]
+	m.flushAtNs = 0
+	m.flushAcks = m.stats.Acks
+	m.flushBuf = buf
+	m.persist = persistWriting
+	m.issue(purposeFlush, disk.Op{Kind: disk.KindWriteAt, Name: m.path(LogFile), Off: m.logSize, Data: buf})
+	m.logSize += int64(len(buf))
+}
+
+// trimPending drops the pending offsets the floor covers and sorts the rest. Every offset
+// left is in the acked set, so afterwards len(pending) <= acked.count.
+func (m *Manager) trimPending() {
+	floor := m.acked.floor
+	m.pending = slices.DeleteFunc(m.pending, func(o uint64) bool { return o < floor })
+	slices.Sort(m.pending)
+	assert(len(m.pending) <= m.acked.count, "pending acks not in the acked set")
+}
+
+func (m *Manager) onFlushStep(nowNs int64, res disk.Result) {
+	if res.Err != nil {
+		m.fail(res.Err)
+		return
+	}
+	switch res.Kind {
+	case disk.KindWriteAt:
+		assert(m.persist == persistWriting, "flush write completed while not writing")
+		m.persist = persistSyncing
+		m.issue(purposeFlush, disk.Op{Kind: disk.KindSync, Name: m.path(LogFile)})
+	case disk.KindSync:
+		assert(m.persist == persistSyncing, "flush sync completed while not syncing")
+		assert(m.flushAcks >= m.stats.AcksDurable, "durable acks moved backwards")
+		m.stats.AcksDurable = m.flushAcks
+		m.stats.Flushes++
+		m.spareBuf, m.flushBuf = m.flushBuf[:0], nil
+		m.persist = persistIdle
+		m.maybeCompact(false)
+		m.maybeFlush(nowNs)
+	}
+}
+
+// maybeCompact starts the snapshot sequence when acks.log has passed LogBytesMax (or
+// force: recovery skipped damage) and nothing is in flight. Flushes wait until the fresh
+// log is durable.
+func (m *Manager) maybeCompact(force bool) {
+	if !m.ready || m.failure != nil || m.persist != persistIdle || m.logSize < m.cfg.LogBytesMax && !force {
+		return
+	}
+	m.persist = persistCompacting
+	m.snapBuf = encodeSnapshot(m.acked) // every ack so far, the pending ones included
+	m.compactAcks = m.stats.Acks
+	m.pending = m.pending[:0]
+	m.flushAtNs = 0
+	m.compactStep(compactCreateTmp)
+}
+
+// compactStep issues the op of phase p.
+func (m *Manager) compactStep(p compactPhase) {
+	m.compact = p
+	op := disk.Op{Name: m.path(SnapTmpFile)}
+	switch p {
+	case compactCreateTmp:
+		op.Kind = disk.KindCreate
+	case compactWriteTmp:
+		op.Kind, op.Data = disk.KindWriteAt, m.snapBuf
+	case compactSyncTmp:
+		op.Kind = disk.KindSync
+	case compactRename:
+		op.Kind, op.NewName = disk.KindRename, m.path(SnapFile)
+	case compactSyncDirSnap, compactSyncDirLog:
+		op.Kind, op.Name = disk.KindSyncDir, m.cfg.Dir
+	case compactCreateLog:
+		op.Kind, op.Name = disk.KindCreate, m.path(LogFile)
+	default:
+		assert(false, "unknown compaction phase")
+	}
+	m.issue(purposeCompact, op)
+}
+
+func (m *Manager) onCompactStep(nowNs int64, res disk.Result) {
+	assert(m.persist == persistCompacting, "compaction step while not compacting")
+	if res.Err != nil {
+		m.fail(res.Err)
+		return
+	}
+	switch m.compact {
+	case compactSyncDirSnap:
+		// acks.snap is durable and holds every ack the old log holds, and more.
+		assert(m.compactAcks >= m.stats.AcksDurable, "durable acks moved backwards")
+		m.stats.AcksDurable = m.compactAcks
+		m.stats.Compactions++
+		m.snapBuf = nil
+	case compactSyncDirLog:
+		m.compact = compactNone
+		m.logSize = 0
+		m.persist = persistIdle
+		m.maybeFlush(nowNs)
+		return
+	}
+	m.compactStep(m.compact + 1)
+}
