@@ -251,6 +251,18 @@ func (m *Manager) DiskDone(nowNs int64, res disk.Result) {
 	}
 }
 
+// Flush writes the pending acks now instead of at their flush time (clean shutdown).
+func (m *Manager) Flush(nowNs int64) {
+	if len(m.pending) > 0 && (m.flushAtNs == 0 || m.flushAtNs > nowNs) {
+		m.flushAtNs = nowNs
+	}
+	m.maybeFlush(nowNs)
+}
+
+// Flushed reports whether every ack accepted is durable (or persistence failed, and no
+// flush will ever come).
+func (m *Manager) Flushed() bool { return m.stats.AcksDurable == m.stats.Acks || m.failure != nil }
+
 // SetHighWatermark says every offset below hw is committed and may be leased. It may be
 // called before recovery finishes; it never moves backwards (DESIGN.md invariant 4).
 func (m *Manager) SetHighWatermark(hw uint64) {

@@ -210,6 +210,18 @@ func (l *Log) SetCheckpoint(nowNs int64, seq uint64) {
 	l.maybeRotate()
 }
 
+// FlushCheckpoint makes the wanted checkpoint due now instead of at its lazy deadline
+// (clean shutdown: a restart then replays nothing that was already dispatched).
+func (l *Log) FlushCheckpoint(nowNs int64) {
+	if l.ckptFlushAt != 0 && l.ckptFlushAt > nowNs {
+		l.ckptFlushAt = nowNs
+	}
+	l.Tick(nowNs)
+}
+
+// CheckpointFlushed reports whether the durable checkpoint is the wanted one.
+func (l *Log) CheckpointFlushed() bool { return l.ckptDurable == l.ckptWanted || l.failure != nil }
+
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 	purpose, ok := l.ops[res.ID]
