@@ -1,0 +1,237 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/narad/narad/core/lease"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
+)
+
+// consumeOp is a consume in progress: waiting for records (long poll), or waiting for
+// the reads of the records it leased.
+type consumeOp struct {
+	token     uint64
+	req       ConsumeRequest
+	topic     meta.Topic
+	deadline  int64 // end of the long poll
+	parked    bool
+	msgs      []Message
+	receipts  []leased
+	readsLeft int
+}
+
+type leased struct {
+	part    *partition
+	receipt lease.Receipt
+}
+
+type readRef struct {
+	op  *consumeOp
+	idx int
+}
+
+// Consume takes up to req.Max leases on the lowest available records (or replays one
+// offset without a lease) and answers with the records read back from the partition logs.
+// With nothing available it waits up to req.WaitNs for a commit, a nack or an expiry.
+func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
+	defer n.collect(nowNs)
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	t, ok := n.meta.Topic(req.Topic)
+	switch {
+	case !ok:
+		n.respond(Response{Token: token, Err: ErrTopicNotFound})
+		return
+	case req.Partition >= int64(t.Partitions):
+		n.respond(Response{Token: token, Err: fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, req.Partition, t.Partitions)})
+		return
+	case req.Max < 1 || req.Max > ConsumeMax:
+		n.respond(Response{Token: token, Err: fmt.Errorf("%w: max must be 1 to %d", ErrInvalid, ConsumeMax)})
+		return
+	case req.HasOffset && req.Partition < 0:
+		n.respond(Response{Token: token, Err: fmt.Errorf("%w: offset needs a partition", ErrInvalid)})
+		return
+	}
+	op := &consumeOp{token: token, req: req, topic: t, deadline: nowNs + min(req.WaitNs, ConsumeWaitMax)}
+	n.consumes[token] = op
+	n.tryConsume(nowNs, op)
+}
+
+// candidates are the partitions a consume may take from, starting at a rotating cursor
+// so that partitions share the consumers.
+func (n *Node) candidates(op *consumeOp) []uint32 {
+	if op.req.Partition >= 0 {
+		return []uint32{uint32(op.req.Partition)}
+	}
+	parts := make([]uint32, op.topic.Partitions)
+	start := n.rr["consume/"+op.topic.Name] % op.topic.Partitions
+	n.rr["consume/"+op.topic.Name]++
+	for i := range parts {
+		parts[i] = (start + uint32(i)) % op.topic.Partitions
+	}
+	return parts
+}
+
+func (n *Node) tryConsume(nowNs int64, op *consumeOp) {
+	op.parked = false
+	if op.req.HasOffset {
+		n.tryReplay(nowNs, op)
+		return
+	}
+	cands := n.candidates(op)
+	for _, idx := range cands {
+		p := n.partitionFor(nowNs, op.topic, idx)
+		if !p.ready() {
+			continue
+		}
+		for _, r := range p.leases.Lease(nowNs, op.req.Max-len(op.receipts)) {
+			op.receipts = append(op.receipts, leased{part: p, receipt: r})
+		}
+		if len(op.receipts) == op.req.Max {
+			break
+		}
+	}
+	if len(op.receipts) > 0 {
+		n.readLeased(nowNs, op)
+		return
+	}
+	n.parkOrAnswerEmpty(nowNs, op, cands)
+}
+
+func (n *Node) parkOrAnswerEmpty(nowNs int64, op *consumeOp, cands []uint32) {
+	if nowNs >= op.deadline {
+		delete(n.consumes, op.token)
+		n.respond(Response{Token: op.token})
+		return
+	}
+	op.parked = true
+	for _, idx := range cands {
+		p := n.parts[partKey{topicID: op.topic.ID, index: idx}]
+		p.consumers = append(p.consumers, op.token)
+	}
+}
+
+func (n *Node) tryReplay(nowNs int64, op *consumeOp) {
+	p := n.partitionFor(nowNs, op.topic, uint32(op.req.Partition))
+	if !p.ready() {
+		op.parked = true
+		p.consumers = append(p.consumers, op.token)
+		return
+	}
+	op.msgs = make([]Message, 1)
+	op.readsLeft = 1
+	n.read(nowNs, p, op, 0, op.req.Offset)
+}
+
+func (n *Node) readLeased(nowNs int64, op *consumeOp) {
+	op.msgs = make([]Message, len(op.receipts))
+	op.readsLeft = len(op.receipts)
+	for i, l := range op.receipts {
+		n.read(nowNs, l.part, op, i, l.receipt.Offset)
+	}
+}
+
+func (n *Node) read(nowNs int64, p *partition, op *consumeOp, idx int, offset uint64) {
+	n.nextTk++
+	n.readOps[n.nextTk] = readRef{op: op, idx: idx}
+	p.log.Read(nowNs, n.nextTk, offset, 1)
+}
+
+// onReadDone fills one message; the consume is answered when its last read is back. A
+// leased record that cannot be read is released (it stays deliverable) and left out.
+func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
+	ref, ok := n.readOps[r.Token]
+	if !ok {
+		return
+	}
+	delete(n.readOps, r.Token)
+	op := ref.op
+	op.readsLeft--
+	m := &op.msgs[ref.idx]
+	switch {
+	case r.Err == nil && len(r.Records) > 0:
+		s := r.Records[0]
+		*m = Message{Topic: op.topic.Name, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
+			Payload: s.Payload, TimestampMs: s.CommitTimeMs}
+		if !op.req.HasOffset {
+			m.ReceiptHandle = encodeHandle(p.key, s.Offset, op.receipts[ref.idx].receipt.Nonce)
+		}
+	case op.req.HasOffset && errors.Is(r.Err, plog.ErrRemoved):
+		m.Offset = ^uint64(0)
+		op.receipts = nil
+		op.msgs = nil
+		delete(n.consumes, op.token)
+		n.respond(Response{Token: op.token, Err: ErrOffsetRemoved})
+		return
+	default:
+		m.Offset = ^uint64(0) // marks a hole
+		if !op.req.HasOffset {
+			rc := op.receipts[ref.idx].receipt
+			_ = p.leases.Nack(nowNs, rc.Offset, rc.Nonce)
+		}
+	}
+	if op.readsLeft == 0 {
+		n.finishConsume(op)
+	}
+}
+
+func (n *Node) finishConsume(op *consumeOp) {
+	delete(n.consumes, op.token)
+	msgs := slices.DeleteFunc(op.msgs, func(m Message) bool { return m.Offset == ^uint64(0) || m.Payload == nil })
+	n.respond(Response{Token: op.token, Messages: msgs})
+}
+
+// wakeConsumers retries the consumes parked on p: records may be available now.
+func (n *Node) wakeConsumers(nowNs int64, p *partition) {
+	waiting := p.consumers
+	p.consumers = nil
+	for _, tok := range waiting {
+		if op := n.consumes[tok]; op != nil && op.parked {
+			n.tryConsume(nowNs, op)
+		}
+	}
+}
+
+// expireConsumes answers the long polls whose wait is over, in token order.
+func (n *Node) expireConsumes(nowNs int64) {
+	var due []uint64
+	for tok, op := range n.consumes { //narad:sorted
+		if op.parked && nowNs >= op.deadline {
+			due = append(due, tok)
+		}
+	}
+	slices.Sort(due)
+	for _, tok := range due {
+		delete(n.consumes, tok)
+		n.respond(Response{Token: tok})
+	}
+	// Leases may have expired or been released: parked consumes try again.
+	for _, pk := range n.partKeys {
+		if p := n.parts[pk]; len(p.consumers) > 0 && p.ready() && p.leases.Available(nowNs) {
+			n.wakeConsumers(nowNs, p)
+		}
+	}
+}
+
+func (n *Node) consumeDeadline() (int64, bool) {
+	var at int64
+	for _, op := range n.consumes { //narad:unordered (a minimum)
+		if op.parked && (at == 0 || op.deadline < at) {
+			at = op.deadline
+		}
+	}
+	return at, at != 0
+}
+
+// CancelConsume drops a consume whose client went away. Records it leased stay leased
+// until their visibility timeout (the client may have received nothing).
+func (n *Node) CancelConsume(nowNs int64, token uint64) {
+	if op := n.consumes[token]; op != nil && op.parked {
+		delete(n.consumes, token)
+	}
+}

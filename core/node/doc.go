@@ -1,0 +1,46 @@
+// Package node is one broker node's core: it composes the ingress WAL (core/wal), the
+// metastore replica (core/meta), the dispatcher (core/dispatch), and the partition logs
+// (core/plog) and consume leases (core/lease) of the partitions the node owns. It is a
+// deterministic state machine, driven like each of its parts: events in, actions out.
+//
+// # Driving it
+//
+//	n := node.New(cfg, rng.New(seed))
+//	n.Open(now)
+//	loop (the shell's, under one mutex; see io/nodeshell):
+//		client request:  n.Produce / n.Consume / n.Ack / n.CreateTopic / … (now, token, …)
+//		disk completion: n.DiskDone(now, result)
+//		timer:           n.Tick(now)                 // at n.NextDeadline()
+//		rd := n.Ready()
+//		rd.Ops        -> the disk shell (any order, concurrently)
+//		rd.Responses  -> the waiting clients, by token
+//		rd.Failed     -> stop; a restart recovers from the disk
+//
+// Every input ends with collect: each machine's Ready is drained and routed to the
+// others until nothing moves. A WAL ack hands the record to the dispatcher; a dispatcher
+// commit goes to the partition's log (commitDurable); a commit's success advances the
+// partition's high-watermark in its lease manager and wakes parked consumes; the
+// dispatcher's checkpoint goes to the WAL. Disk ops of all machines share one id space:
+// the node renames each op and routes its completion back.
+//
+// # Requests
+//
+// Produce resolves the partition from the local replica only (pin, FNV-1a of the key, or
+// round-robin) and appends every message to the WAL in one group commit; the answer waits
+// for all of them to be durable. Consume takes leases on the lowest available offsets of
+// the topic's partitions (rotating the starting partition), reads the records back from
+// the partition logs and answers with receipt handles; with nothing available it parks
+// until a commit, a nack or an expiry, or its wait ends. Ack settles, extends or releases
+// a lease by its handle. Topic requests go through the metastore (raft) and are answered
+// once applied locally.
+//
+// Partitions are opened lazily, on their first commit, consume or stats request; work
+// that arrives while one recovers waits for it.
+//
+// # Failures
+//
+// A failed fsync anywhere (WAL, metastore, partition log, ack log) fails the node: the
+// shell stops and a restart recovers every machine from the disk. Nothing acknowledged is
+// lost: the WAL keeps every record until the dispatcher's checkpoint passes it, and the
+// checkpoint passes a record only after its partition commit was fsynced and verified.
+package node

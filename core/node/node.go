@@ -1,0 +1,251 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
+)
+
+// Config holds a node's settings; zero fields take the components' defaults.
+type Config struct {
+	NodeID   string
+	WAL      wal.Config
+	Meta     meta.Config
+	Dispatch dispatch.Config
+	// PartitionSegmentBytesMax and AckFlushIntervalNs tune every partition.
+	PartitionSegmentBytesMax int64
+	AckFlushIntervalNs       int64
+}
+
+// component names which machine an op belongs to.
+type component uint8
+
+const (
+	compWAL component = iota + 1
+	compMeta
+	compPlog
+	compLease
+)
+
+type opRoute struct {
+	comp    component
+	part    partKey
+	innerID uint64
+}
+
+// Node is one broker node's core: the ingress WAL, the metastore replica, the
+// dispatcher, and the partition logs and leases of the partitions it owns. It is a
+// deterministic state machine; see doc.go.
+type Node struct {
+	cfg  Config
+	rand *rng.Rand
+	out  Ready
+
+	wal  *wal.Log
+	meta *meta.Store
+	disp *dispatch.Dispatcher
+
+	walReady, metaReady bool
+	walRecovery         *wal.Recovery
+	failed              error
+
+	ops      map[uint64]opRoute
+	nextOpID uint64
+
+	parts    map[partKey]*partition
+	partKeys []partKey // sorted: the order of every pass over partitions
+
+	produces  map[uint64]*produceOp // client token -> produce in progress
+	walTokens map[uint64]walAppend  // WAL token -> the record and its produce
+	nextWALTk uint64
+	rr        map[string]uint32 // round-robin cursor per topic
+	consumes  map[uint64]*consumeOp
+	topicOps  map[uint64]uint64  // metastore token -> client token
+	readOps   map[uint64]readRef // plog read token -> consume waiting for it
+	nextTk    uint64
+
+	commitLatency Histogram
+}
+
+// New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
+func New(cfg Config, rand *rng.Rand) *Node {
+	return &Node{
+		cfg: cfg, rand: rand,
+		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
+		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
+		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{},
+		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
+		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
+		commitLatency: newHistogram(),
+	}
+}
+
+// Ready is the node's output since the last call. Ops may all be carried out at once, in
+// any order; Responses answer client requests (by the token the client gave); Failed is
+// set once when the node must stop (a failed fsync anywhere): the shell exits and a
+// restart recovers from the disk.
+type Ready struct {
+	Ops       []disk.Op
+	Responses []Response
+	Failed    error
+}
+
+// Response answers the request submitted with Token. Exactly one of the payload fields
+// is meaningful, by the request's kind; Err is nil on success.
+type Response struct {
+	Token    uint64
+	Err      error
+	Accepted int
+	Messages []Message
+	Results  []error
+	Topic    Topic
+	Topics   []Topic
+	NextPage string
+	Stats    []PartitionStats
+}
+
+// Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady
+// until both are done.
+func (n *Node) Open(nowNs int64) {
+	n.wal.Open(nowNs)
+	n.meta.Open(nowNs)
+	n.collect(nowNs)
+}
+
+// Ready returns the actions produced since the last call and clears them.
+func (n *Node) Ready() Ready {
+	r := n.out
+	n.out = Ready{}
+	return r
+}
+
+// Failed returns the reason the node stopped, or nil.
+func (n *Node) Failed() error { return n.failed }
+
+// IsReady reports whether the node serves requests, and if not, why.
+func (n *Node) IsReady() error {
+	switch {
+	case n.failed != nil:
+		return n.failed
+	case !n.walReady:
+		return fmt.Errorf("%w: recovering the write-ahead log", ErrNotReady)
+	case !n.metaReady:
+		return fmt.Errorf("%w: recovering the metastore", ErrNotReady)
+	case !n.meta.Leader():
+		return fmt.Errorf("%w: no metastore leader", ErrNotReady)
+	}
+	return nil
+}
+
+func (n *Node) fail(err error) {
+	if n.failed == nil {
+		n.failed = err
+		n.out.Failed = err
+	}
+}
+
+// issue renames a component's ops into the node's op id space.
+func (n *Node) issue(c component, pk partKey, ops []disk.Op) {
+	for _, op := range ops {
+		n.nextOpID++
+		n.ops[n.nextOpID] = opRoute{comp: c, part: pk, innerID: op.ID}
+		op.ID = n.nextOpID
+		n.out.Ops = append(n.out.Ops, op)
+	}
+}
+
+// DiskDone routes a completion to the machine that issued the op.
+func (n *Node) DiskDone(nowNs int64, res disk.Result) {
+	r, ok := n.ops[res.ID]
+	if !ok {
+		panic(fmt.Sprintf("node: completion of unknown op %d", res.ID))
+	}
+	delete(n.ops, res.ID)
+	res.ID = r.innerID
+	switch r.comp {
+	case compWAL:
+		n.wal.DiskDone(nowNs, res)
+	case compMeta:
+		n.meta.DiskDone(nowNs, res)
+	case compPlog, compLease:
+		p := n.parts[r.part]
+		if p == nil {
+			return // the partition was dropped (topic deleted): nothing waits on this op
+		}
+		if r.comp == compPlog {
+			p.log.DiskDone(nowNs, res)
+		} else {
+			p.leases.DiskDone(nowNs, res)
+		}
+	}
+	n.collect(nowNs)
+}
+
+// Tick fires every machine's deadlines.
+func (n *Node) Tick(nowNs int64) {
+	n.wal.Tick(nowNs)
+	n.meta.Tick(nowNs)
+	if n.disp != nil {
+		n.disp.Tick(nowNs)
+	}
+	for _, pk := range n.partKeys {
+		p := n.parts[pk]
+		p.log.Tick(nowNs)
+		p.leases.Tick(nowNs)
+	}
+	n.expireConsumes(nowNs)
+	n.collect(nowNs)
+}
+
+// NextDeadline is the earliest deadline of any machine or long-poll.
+func (n *Node) NextDeadline() (int64, bool) {
+	var at int64
+	take := func(t int64, ok bool) {
+		if ok && (at == 0 || t < at) {
+			at = t
+		}
+	}
+	take(n.wal.NextDeadline())
+	take(n.meta.NextDeadline())
+	if n.disp != nil {
+		take(n.disp.NextDeadline())
+	}
+	for _, pk := range n.partKeys {
+		p := n.parts[pk]
+		take(p.log.NextDeadline())
+		take(p.leases.NextDeadline())
+	}
+	take(n.consumeDeadline())
+	return at, at != 0
+}
+
+// Flush makes the lazily persisted state durable now: the WAL checkpoint and every
+// partition's pending acks (clean shutdown). Flushed reports when it is.
+func (n *Node) Flush(nowNs int64) {
+	n.wal.FlushCheckpoint(nowNs)
+	for _, pk := range n.partKeys {
+		n.parts[pk].leases.Flush(nowNs)
+	}
+	n.collect(nowNs)
+}
+
+// Flushed reports whether the WAL checkpoint and every ack accepted are durable, or the
+// node failed (nothing more will be written).
+func (n *Node) Flushed() bool {
+	if n.failed != nil {
+		return true
+	}
+	if !n.wal.CheckpointFlushed() {
+		return false
+	}
+	for _, pk := range n.partKeys {
+		if !n.parts[pk].leases.Flushed() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,151 @@
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/lease"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
+)
+
+// partKey names one partition of one topic incarnation.
+type partKey struct {
+	topicID uint64
+	index   uint32
+}
+
+func comparePartKeys(a, b partKey) int {
+	if c := cmp.Compare(a.topicID, b.topicID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.index, b.index)
+}
+
+// partition is a partition this node owns: its log and its leases. Both recover before
+// it takes commits or consumes; work that arrives meanwhile waits in queued.
+type partition struct {
+	key         partKey
+	topic       string
+	log         *plog.Log
+	leases      *lease.Manager
+	logReady    bool
+	leasesReady bool
+	commitID    uint64            // dispatcher commit in flight, 0 when none
+	commitAt    int64             // when it started
+	queued      []dispatch.Commit // commits that arrived before recovery finished
+	consumers   []uint64          // consume tokens waiting for records here
+}
+
+func (p *partition) ready() bool { return p.logReady && p.leasesReady }
+
+func partDir(prefix string, k partKey) string {
+	return fmt.Sprintf("%s/%016x-%d", prefix, k.topicID, k.index)
+}
+
+// partitionFor returns the partition, creating and opening it on first use.
+func (n *Node) partitionFor(nowNs int64, t meta.Topic, index uint32) *partition {
+	k := partKey{topicID: t.ID, index: index}
+	if p := n.parts[k]; p != nil {
+		return p
+	}
+	p := &partition{
+		key: k, topic: t.Name,
+		log: plog.New(plog.Config{Dir: partDir("parts", k), SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
+			RetentionMs: t.RetentionMs}),
+		leases: lease.New(lease.Config{Dir: partDir("acks", k), VisibilityTimeoutNs: t.VisibilityTimeoutMs * 1_000_000,
+			MaxInFlight: int(t.MaxInFlightPerPartition), AckFlushIntervalNs: n.cfg.AckFlushIntervalNs}, n.rand.Fork()),
+	}
+	n.parts[k] = p
+	i, _ := slices.BinarySearchFunc(n.partKeys, k, comparePartKeys)
+	n.partKeys = slices.Insert(n.partKeys, i, k)
+	p.log.Open(nowNs)
+	p.leases.Open(nowNs)
+	return p
+}
+
+// routeCommit sends a dispatcher commit to the partition's log (all partitions are
+// local on a single node). The owner checks the incarnation: a record of a deleted or
+// recreated topic is refused with ErrIncarnation, and the dispatcher goes the discard way.
+func (n *Node) routeCommit(nowNs int64, c dispatch.Commit) {
+	t, ok := n.meta.TopicByID(c.Key.Incarnation)
+	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions {
+		n.disp.CommitDone(nowNs, c.ID, dispatch.ErrIncarnation)
+		return
+	}
+	p := n.partitionFor(nowNs, t, c.Key.Partition)
+	if !p.ready() {
+		p.queued = append(p.queued, c)
+		return
+	}
+	n.startCommit(nowNs, p, c)
+}
+
+func (n *Node) startCommit(nowNs int64, p *partition, c dispatch.Commit) {
+	if p.commitID != 0 {
+		panic("node: two commits in flight for one partition")
+	}
+	entries := make([]plog.Entry, len(c.Records))
+	for i, r := range c.Records {
+		entries[i] = plog.Entry{Key: r.Key, HasKey: r.HasKey, Payload: r.Payload}
+	}
+	p.commitID, p.commitAt = c.ID, nowNs
+	p.log.Commit(nowNs, c.ID, entries)
+}
+
+// collectPartition routes one partition's outputs.
+func (n *Node) collectPartition(nowNs int64, k partKey) bool {
+	p := n.parts[k]
+	lr := p.log.Ready()
+	n.issue(compPlog, k, lr.Ops)
+	for _, c := range lr.Commits {
+		n.onCommitDone(nowNs, p, c)
+	}
+	for _, r := range lr.Reads {
+		n.onReadDone(nowNs, p, r)
+	}
+	if lr.Recovered != nil {
+		p.logReady = true
+		p.leases.SetOldest(p.log.OldestOffset())
+		p.leases.SetHighWatermark(p.log.HighWatermark())
+	}
+	if lr.Failed != nil {
+		n.fail(fmt.Errorf("partition %s/%d: %w", p.topic, k.index, lr.Failed))
+	}
+	sr := p.leases.Ready()
+	n.issue(compLease, k, sr.Ops)
+	if sr.Recovered != nil {
+		p.leasesReady = true
+	}
+	if sr.Failed != nil {
+		n.fail(fmt.Errorf("acks of %s/%d: %w", p.topic, k.index, sr.Failed))
+	}
+	moved := len(lr.Ops) > 0 || len(lr.Commits) > 0 || len(lr.Reads) > 0 || lr.Recovered != nil ||
+		len(sr.Ops) > 0 || sr.Recovered != nil || lr.Failed != nil || sr.Failed != nil
+	if p.ready() && len(p.queued) > 0 && p.commitID == 0 {
+		c := p.queued[0]
+		p.queued = p.queued[1:]
+		n.startCommit(nowNs, p, c)
+		moved = true
+	}
+	if lr.Recovered != nil || sr.Recovered != nil {
+		n.wakeConsumers(nowNs, p)
+	}
+	return moved
+}
+
+// onCommitDone: the records are durable and verified (or not). Visibility moves with the
+// high-watermark; waiting consumers are woken.
+func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
+	p.commitID = 0
+	n.commitLatency.Observe(nowNs - p.commitAt)
+	if c.Err != nil {
+		n.disp.CommitDone(nowNs, c.Token, c.Err)
+		return
+	}
+	p.leases.SetHighWatermark(p.log.HighWatermark())
+	n.disp.CommitDone(nowNs, c.Token, nil)
+	n.wakeConsumers(nowNs, p)
+}

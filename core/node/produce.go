@@ -1,0 +1,140 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/wal"
+)
+
+type produceOp struct {
+	remaining int
+	accepted  int
+	err       error
+}
+
+type walAppend struct {
+	client uint64
+	rec    wal.Record
+}
+
+// catalog adapts the metastore replica to the dispatcher's view.
+type catalog struct{ m *meta.Store }
+
+func (c catalog) Topic(name string) (uint64, uint32, bool) {
+	t, ok := c.m.Topic(name)
+	return t.ID, t.Partitions, ok
+}
+func (c catalog) CaughtUp() bool { return c.m.CaughtUp() }
+
+// Produce accepts msgs for topic: every message is appended to the ingress WAL in the
+// same group commit, and the answer (Accepted = len(msgs)) comes once all are durable.
+// Validation is all-or-nothing and happens before anything is written.
+func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMessage) {
+	defer n.collect(nowNs)
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	t, ok := n.meta.Topic(topic)
+	if !ok {
+		n.respond(Response{Token: token, Err: ErrTopicNotFound})
+		return
+	}
+	if len(msgs) == 0 || len(msgs) > ProduceMax {
+		n.respond(Response{Token: token, Err: fmt.Errorf("%w: 1 to %d messages", ErrInvalid, ProduceMax)})
+		return
+	}
+	if n.disp.Full() {
+		n.respond(Response{Token: token, Err: fmt.Errorf("%w: dispatcher backlog full", ErrBusy)})
+		return
+	}
+	recs := make([]wal.Record, len(msgs))
+	for i, m := range msgs {
+		part, err := n.pickPartition(t, m)
+		if err != nil {
+			n.respond(Response{Token: token, Err: prefixed(len(msgs), i, err)})
+			return
+		}
+		recs[i] = wal.Record{Topic: topic, Incarnation: t.ID, Partition: part, HasKey: m.HasKey,
+			Key: m.Key, Payload: m.Payload, TimestampMs: nowNs / 1_000_000}
+		if err := recs[i].Validate(); err != nil {
+			n.respond(Response{Token: token, Err: prefixed(len(msgs), i, fmt.Errorf("%w: %v", ErrInvalid, err))})
+			return
+		}
+	}
+	n.produces[token] = &produceOp{remaining: len(recs)}
+	for _, r := range recs {
+		n.nextWALTk++
+		n.walTokens[n.nextWALTk] = walAppend{client: token, rec: r}
+		n.wal.Append(nowNs, n.nextWALTk, r)
+	}
+}
+
+func prefixed(count, i int, err error) error {
+	if count == 1 {
+		return err
+	}
+	return fmt.Errorf("message %d: %w", i, err)
+}
+
+// pickPartition: an explicit partition pins (and must exist); a key hashes (FNV-1a modulo
+// the partition count); neither rotates per topic. It is a pure function of the local
+// replica: the accept path never waits on liveness (seed: resolveAcceptedProducePartition).
+func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
+	switch {
+	case m.Partition >= 0:
+		if m.Partition >= int64(t.Partitions) {
+			return 0, fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, m.Partition, t.Partitions)
+		}
+		return uint32(m.Partition), nil
+	case m.HasKey:
+		h := fnv.New32a()
+		h.Write(m.Key)
+		return h.Sum32() % t.Partitions, nil
+	default:
+		p := n.rr[t.Name] % t.Partitions
+		n.rr[t.Name]++
+		return p, nil
+	}
+}
+
+// onAppendDone: a record is durable (or failed). A durable record goes to the
+// dispatcher; the produce is answered when its last record is.
+func (n *Node) onAppendDone(nowNs int64, d wal.AppendDone) {
+	wa, ok := n.walTokens[d.Token]
+	if !ok {
+		return
+	}
+	delete(n.walTokens, d.Token)
+	if d.Err == nil {
+		wa.rec.Seq = d.Seq
+		n.disp.Add(nowNs, wa.rec)
+	}
+	op := n.produces[wa.client]
+	op.remaining--
+	switch {
+	case d.Err == nil:
+		op.accepted++
+	case op.err == nil:
+		op.err = walError(d.Err)
+	}
+	if op.remaining == 0 {
+		delete(n.produces, wa.client)
+		n.respond(Response{Token: wa.client, Accepted: op.accepted, Err: op.err})
+	}
+}
+
+func walError(err error) error {
+	switch {
+	case errors.Is(err, wal.ErrFull):
+		return fmt.Errorf("%w: %v", ErrBusy, err)
+	case errors.Is(err, wal.ErrNotReady):
+		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
+	return fmt.Errorf("%w: %v", ErrWALFailed, err)
+}
+
+func (n *Node) respond(r Response) { n.out.Responses = append(n.out.Responses, r) }

@@ -1,0 +1,62 @@
+package node
+
+import (
+	"slices"
+
+	"github.com/narad/narad/core/wal"
+)
+
+// Histogram is a fixed-bucket latency histogram fed with durations computed from event
+// times (never from a clock read).
+type Histogram struct {
+	BoundsNs []int64  // upper bounds, ascending
+	Counts   []uint64 // per bound, plus one past the last bound
+	Count    uint64
+	SumNs    int64
+}
+
+func newHistogram() Histogram {
+	bounds := make([]int64, 14)
+	b := int64(50_000) // 50 µs, doubling: up to ~0.8 s
+	for i := range bounds {
+		bounds[i] = b
+		b *= 2
+	}
+	return Histogram{BoundsNs: bounds, Counts: make([]uint64, len(bounds)+1)}
+}
+
+// Observe adds one duration.
+func (h *Histogram) Observe(ns int64) {
+	i, _ := slices.BinarySearch(h.BoundsNs, ns)
+	h.Counts[i]++
+	h.Count++
+	h.SumNs += ns
+}
+
+func (h Histogram) clone() Histogram {
+	h.Counts = slices.Clone(h.Counts)
+	return h
+}
+
+// Stats is a snapshot of the node's counters for metrics.
+type Stats struct {
+	WAL            wal.Stats
+	BacklogRecords int
+	BacklogBytes   int
+	LeasesInFlight int
+	CommitLatency  Histogram
+}
+
+// Stats returns a snapshot.
+func (n *Node) Stats() Stats {
+	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone()}
+	if n.disp != nil {
+		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
+	}
+	for _, pk := range n.partKeys {
+		if p := n.parts[pk]; p.ready() {
+			s.LeasesInFlight += p.leases.InFlight()
+		}
+	}
+	return s
+}

@@ -1,0 +1,173 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/narad/narad/core/meta"
+)
+
+// Topic requests go through the metastore and are answered once applied locally.
+
+// CreateTopic creates a topic; unset fields take the API's defaults.
+func (n *Node) CreateTopic(nowNs int64, token uint64, spec TopicSpec) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.CreateTopic, Name: spec.Name, Partitions: spec.Partitions,
+		RetentionMs: spec.RetentionMs, VisibilityTimeoutMs: spec.VisibilityTimeoutMs,
+		MaxInFlightPerPartition: spec.MaxInFlightPerPartition})
+}
+
+// PatchTopic changes a topic; partitions only grow.
+func (n *Node) PatchTopic(nowNs int64, token uint64, name string, p TopicPatch) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.PatchTopic, Name: name, Partitions: p.Partitions,
+		RetentionMs: p.RetentionMs, VisibilityTimeoutMs: p.VisibilityTimeoutMs,
+		MaxInFlightPerPartition: p.MaxInFlightPerPartition})
+}
+
+// DeleteTopic deletes a topic. Its records still waiting in the WAL are discarded by
+// the dispatcher only under the stale-replica defense.
+func (n *Node) DeleteTopic(nowNs int64, token uint64, name string) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.DeleteTopic, Name: name})
+}
+
+func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
+	defer n.collect(nowNs)
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	n.nextTk++
+	n.topicOps[n.nextTk] = token
+	n.meta.Propose(nowNs, n.nextTk, cmd)
+}
+
+// onProposeDone answers the client and brings the partitions in line with the topic.
+func (n *Node) onProposeDone(nowNs int64, metaToken uint64, t meta.Topic, err error) {
+	token, ok := n.topicOps[metaToken]
+	if !ok {
+		return
+	}
+	delete(n.topicOps, metaToken)
+	if err != nil {
+		n.respond(Response{Token: token, Err: metaError(err)})
+		return
+	}
+	n.applyTopicSettings(t)
+	n.dropDeletedPartitions()
+	n.respond(Response{Token: token, Topic: apiTopic(t)})
+}
+
+// applyTopicSettings pushes a patched topic's lease settings to its open partitions.
+func (n *Node) applyTopicSettings(t meta.Topic) {
+	for _, pk := range n.partKeys {
+		if pk.topicID == t.ID {
+			p := n.parts[pk]
+			p.leases.SetVisibilityTimeout(t.VisibilityTimeoutMs * 1_000_000)
+			p.leases.SetMaxInFlight(int(t.MaxInFlightPerPartition))
+		}
+	}
+}
+
+// dropDeletedPartitions forgets the open partitions of incarnations that no longer
+// exist. Their files stay on disk (reclaiming them is future work); their ops in flight
+// complete into nothing.
+func (n *Node) dropDeletedPartitions() {
+	n.partKeys = slices.DeleteFunc(n.partKeys, func(pk partKey) bool {
+		if _, ok := n.meta.TopicByID(pk.topicID); ok {
+			return false
+		}
+		p := n.parts[pk]
+		delete(n.parts, pk)
+		for _, tok := range p.consumers {
+			if op := n.consumes[tok]; op != nil && op.parked {
+				delete(n.consumes, tok)
+				n.respond(Response{Token: tok, Err: ErrTopicNotFound})
+			}
+		}
+		if p.commitID != 0 {
+			n.disp.CommitDone(0, p.commitID, errPartitionDropped)
+		}
+		return true
+	})
+}
+
+var errPartitionDropped = errors.New("node: partition dropped with its topic")
+
+func metaError(err error) error {
+	switch {
+	case errors.Is(err, meta.ErrNotFound):
+		return ErrTopicNotFound
+	case errors.Is(err, meta.ErrExists):
+		return ErrTopicExists
+	case errors.Is(err, meta.ErrInvalid), errors.Is(err, meta.ErrTooManyTopics):
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	case errors.Is(err, meta.ErrBusy):
+		return fmt.Errorf("%w: %v", ErrBusy, err)
+	case errors.Is(err, meta.ErrNotLeader), errors.Is(err, meta.ErrTimeout):
+		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
+	return fmt.Errorf("%w: %v", ErrMetastoreFailed, err)
+}
+
+func apiTopic(t meta.Topic) Topic {
+	return Topic{Name: t.Name, ID: t.ID, Partitions: t.Partitions, RetentionMs: t.RetentionMs,
+		VisibilityTimeoutMs: t.VisibilityTimeoutMs, MaxInFlightPerPartition: t.MaxInFlightPerPartition,
+		CreatedAtMs: t.CreatedAtMs}
+}
+
+// GetTopic answers a topic with its partitions' stats (opening partitions as needed:
+// those still recovering show zeros).
+func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
+	defer n.collect(nowNs)
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	t, ok := n.meta.Topic(name)
+	if !ok {
+		n.respond(Response{Token: token, Err: ErrTopicNotFound})
+		return
+	}
+	stats := make([]PartitionStats, t.Partitions)
+	for i := range stats {
+		p := n.partitionFor(nowNs, t, uint32(i))
+		stats[i] = PartitionStats{Index: uint32(i), OwnerNode: n.cfg.NodeID}
+		if p.ready() {
+			hw := p.log.HighWatermark()
+			stats[i].HighWatermark, stats[i].NextOffset = hw, hw
+			stats[i].OldestOffset, stats[i].SizeBytes = p.log.OldestOffset(), p.log.SizeBytes()
+			stats[i].InFlight = p.leases.InFlight()
+		}
+	}
+	n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
+}
+
+// ListTopics answers up to limit topics whose names sort after after.
+func (n *Node) ListTopics(nowNs int64, token uint64, limit int, after string) {
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	all := n.meta.Topics() // sorted by name
+	i, _ := slices.BinarySearchFunc(all, after, func(t meta.Topic, name string) int {
+		switch {
+		case t.Name < name:
+			return -1
+		case t.Name > name:
+			return 1
+		}
+		return 0
+	})
+	if i < len(all) && all[i].Name == after {
+		i++
+	}
+	var out []Topic
+	for ; i < len(all) && len(out) < limit; i++ {
+		out = append(out, apiTopic(all[i]))
+	}
+	next := ""
+	if i < len(all) && len(out) > 0 {
+		next = out[len(out)-1].Name
+	}
+	n.respond(Response{Token: token, Topics: out, NextPage: next})
+}
