@@ -1,0 +1,270 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/narad/narad/core/node"
+)
+
+// Broker is what the HTTP layer drives: one node (io/nodeshell implements it). Every method
+// may block (a produce until its records are durable, a consume up to its long-poll bound)
+// and must return when ctx is done.
+//
+// Ownership: Produce may keep the Key and Payload slices of msgs for as long as it likes
+// (the HTTP layer never reuses them), but not the msgs slice itself, which the layer reuses
+// once Produce returns.
+type Broker interface {
+	// Produce stores msgs in one group commit and returns once all are durable.
+	Produce(ctx context.Context, topic string, msgs []node.ProduceMessage) (accepted int, err error)
+	// Consume blocks up to req.WaitNs for a long poll; an empty slice means nothing (204).
+	Consume(ctx context.Context, req node.ConsumeRequest) ([]node.Message, error)
+	// Ack returns one error per handle, in order (nil: 204).
+	Ack(ctx context.Context, topic string, handles []string, mode node.AckMode) ([]error, error)
+	CreateTopic(ctx context.Context, spec node.TopicSpec) (node.Topic, error)
+	GetTopic(ctx context.Context, name string) (node.Topic, []node.PartitionStats, error)
+	// ListTopics returns up to limit topics named after after, in name order, and next:
+	// the last name of the page when more may follow, "" when the listing is done.
+	ListTopics(ctx context.Context, limit int, after string) (topics []node.Topic, next string, err error)
+	PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error)
+	DeleteTopic(ctx context.Context, name string) error
+	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
+	Ready() error
+}
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Logger gets one debug line per request and a warning per 5xx; nil: slog.Default().
+	Logger *slog.Logger
+	// Registry receives the layer's metrics and is served on /metrics; nil: a new registry
+	// with the Go runtime and process collectors.
+	Registry *prometheus.Registry
+	// InFlightMax bounds the produce requests (single and batch) being served at once; one
+	// more is answered 429 at once. 0: unlimited.
+	InFlightMax int
+}
+
+// Server is the HTTP layer of one node. It is safe for concurrent use.
+type Server struct {
+	b        Broker
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	m        *metrics
+	sem      chan struct{} // produce permits; nil: unlimited
+	shutting atomic.Bool
+
+	patterns  map[string]*pattern // the fixed paths; topic paths are matched in match
+	topicPats [5]*pattern         // indexed by topicSub
+	notFound  *route
+	promH     http.Handler
+	handler   http.Handler
+}
+
+// handlerFunc serves one request. It either writes a response and returns its status, or
+// writes nothing and returns an error, which the server maps to a status (errors.go).
+type handlerFunc func(w http.ResponseWriter, r *http.Request, topic string) (int, error)
+
+// route is one (method, pattern): its handler and its cached metric children.
+type route struct {
+	h  handlerFunc
+	rm *routeMetrics
+}
+
+// pattern is one path with the routes of its methods.
+type pattern struct {
+	methods    map[string]*route
+	notAllowed *route // answers 405 with the Allow header
+}
+
+// New returns a Server that serves b.
+func New(b Broker, opts Options) *Server {
+	s := &Server{b: b, log: opts.Logger, reg: opts.Registry}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	if opts.InFlightMax > 0 {
+		s.sem = make(chan struct{}, opts.InFlightMax)
+	}
+	s.m = newMetrics(s.reg)
+	s.promH = promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})
+	s.buildRoutes()
+	s.handler = http.HandlerFunc(s.serveHTTP)
+	return s
+}
+
+// Handler returns the http.Handler serving every route of API.md.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Registry returns the registry the metrics are registered on.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// BeginShutdown makes /healthz and /readyz answer 503 and every /v1 route answer 503
+// "node shutting down". Requests already being served finish as they would have.
+func (s *Server) BeginShutdown() { s.shutting.Store(true) }
+
+// The sub-resources of /v1/topics/{topic}.
+const (
+	subTopic = iota
+	subProduce
+	subProduceBatch
+	subConsume
+	subAck
+)
+
+func (s *Server) buildRoutes() {
+	s.patterns = map[string]*pattern{
+		"/healthz":   s.newPattern("/healthz", on{"GET", s.healthz}),
+		"/readyz":    s.newPattern("/readyz", on{"GET", s.readyz}),
+		"/metrics":   s.newPattern("/metrics", on{"GET", s.metricsPage}),
+		"/v1/topics": s.newPattern("/v1/topics", on{"GET", s.listTopics}, on{"POST", s.createTopic}),
+	}
+	const t = "/v1/topics/{topic}"
+	s.topicPats = [5]*pattern{
+		subTopic:        s.newPattern(t, on{"GET", s.getTopic}, on{"PATCH", s.patchTopic}, on{"DELETE", s.deleteTopic}),
+		subProduce:      s.newPattern(t+"/produce", on{"POST", s.produce}),
+		subProduceBatch: s.newPattern(t+"/produce/batch", on{"POST", s.produceBatch}),
+		subConsume:      s.newPattern(t+"/consume", on{"GET", s.consume}),
+		subAck:          s.newPattern(t+"/ack", on{"POST", s.ack}),
+	}
+	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
+}
+
+// on pairs a method with its handler.
+type on struct {
+	method string
+	h      handlerFunc
+}
+
+// newPattern builds a pattern. A route's metric label is Go's ServeMux pattern syntax,
+// "METHOD /path/{topic}"; a 405 is counted under the bare path.
+func (s *Server) newPattern(path string, ons ...on) *pattern {
+	p := &pattern{methods: map[string]*route{}}
+	allow := make([]string, 0, len(ons))
+	for _, o := range ons {
+		p.methods[o.method] = &route{h: o.h, rm: s.m.route(o.method + " " + path)}
+		allow = append(allow, o.method)
+	}
+	allowHeader := strings.Join(allow, ", ")
+	p.notAllowed = &route{rm: s.m.route(path), h: func(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
+		w.Header().Set("Allow", allowHeader)
+		return 0, errMethodNotAllowed
+	}}
+	return p
+}
+
+// match finds the pattern of path and the topic name in it (not yet validated).
+func (s *Server) match(path string) (*pattern, string) {
+	if p, ok := s.patterns[path]; ok {
+		return p, ""
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/topics/")
+	if !ok {
+		return nil, ""
+	}
+	topic, sub, hasSub := strings.Cut(rest, "/")
+	if topic == "" {
+		return nil, ""
+	}
+	if !hasSub {
+		return s.topicPats[subTopic], topic
+	}
+	switch sub {
+	case "produce":
+		return s.topicPats[subProduce], topic
+	case "produce/batch":
+		return s.topicPats[subProduceBatch], topic
+	case "consume":
+		return s.topicPats[subConsume], topic
+	case "ack":
+		return s.topicPats[subAck], topic
+	}
+	return nil, ""
+}
+
+// serveHTTP routes a request, runs its handler, answers its error if it returned one, and
+// records the request's metrics and log line.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	path := r.URL.Path
+	p, topic := s.match(path)
+	rt := s.notFound
+	if p != nil {
+		rt = p.methods[r.Method]
+		if rt == nil {
+			rt = p.notAllowed
+		}
+	}
+	var status int
+	var err error
+	if s.shutting.Load() && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
+		err = node.ErrShuttingDown
+	} else {
+		status, err = rt.h(w, r, topic)
+	}
+	if err != nil {
+		status = writeError(w, err)
+	}
+	s.finish(r, rt, status, err, time.Since(start))
+}
+
+// finish records one request in the metrics and the log. A 5xx is a warning unless the
+// client went away first (a long poll given up, a produce timed out by the client): the
+// server did not fail then, and such lines would drown the real failures.
+func (s *Server) finish(r *http.Request, rt *route, status int, err error, took time.Duration) {
+	rt.rm.observe(status, took)
+	ctx := r.Context()
+	if status >= 500 && ctx.Err() == nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "http request failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", rt.rm.label),
+			slog.Int("status", status), slog.Duration("took", took), slog.Any("err", err))
+		return
+	}
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.LogAttrs(ctx, slog.LevelDebug, "http request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", rt.rm.label),
+			slog.Int("status", status), slog.Duration("took", took), slog.Any("err", err))
+	}
+}
+
+func notFoundHandler(http.ResponseWriter, *http.Request, string) (int, error) {
+	return 0, errNotFound
+}
+
+// healthz answers 200 while the process serves, 503 once shutdown began.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
+	if s.shutting.Load() {
+		return 0, node.ErrShuttingDown
+	}
+	return writeJSONBytes(w, http.StatusOK, statusOKBody), nil
+}
+
+// readyz answers 200 once the broker is ready, else 503 with the reason.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
+	if s.shutting.Load() {
+		return 0, node.ErrShuttingDown
+	}
+	if err := s.b.Ready(); err != nil {
+		return 0, &apiError{status: http.StatusServiceUnavailable, msg: err.Error()}
+	}
+	return writeJSONBytes(w, http.StatusOK, statusOKBody), nil
+}
+
+// metricsPage serves the registry in the Prometheus text format.
+func (s *Server) metricsPage(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+	s.promH.ServeHTTP(w, r)
+	return http.StatusOK, nil
+}
+
+var statusOKBody = []byte(`{"status":"ok"}`)

@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+
+	"github.com/narad/narad/core/node"
+)
+
+// Limits of the topic routes.
+const (
+	topicBodyBytesMax = 64 << 10
+	listLimitDefault  = 100
+	listLimitMax      = 1000 // a larger limit is clamped to this
+)
+
+// createTopicRequest is the body of POST /v1/topics. Absent fields take the broker's
+// defaults (API.md: 3 partitions, 7 days, 30 s, 1,024).
+type createTopicRequest struct {
+	Name                    string  `json:"name"`
+	Partitions              *uint32 `json:"partitions"`
+	RetentionMs             *int64  `json:"retention_ms"`
+	VisibilityTimeoutMs     *int64  `json:"visibility_timeout_ms"`
+	MaxInFlightPerPartition *uint32 `json:"max_in_flight_per_partition"`
+}
+
+// patchTopicRequest is the body of PATCH /v1/topics/{topic}; absent fields stay.
+type patchTopicRequest struct {
+	Partitions              *uint32 `json:"partitions"`
+	RetentionMs             *int64  `json:"retention_ms"`
+	VisibilityTimeoutMs     *int64  `json:"visibility_timeout_ms"`
+	MaxInFlightPerPartition *uint32 `json:"max_in_flight_per_partition"`
+}
+
+// createTopic serves POST /v1/topics: 201 with the Topic and a Location header.
+func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+	var req createTopicRequest
+	if err := decodeStrict(w, r, topicBodyBytesMax, &req); err != nil {
+		return 0, err
+	}
+	if !validTopicName(req.Name) {
+		return 0, errBadTopicName
+	}
+	t, err := s.b.CreateTopic(r.Context(), node.TopicSpec{
+		Name: req.Name, Partitions: req.Partitions, RetentionMs: req.RetentionMs,
+		VisibilityTimeoutMs: req.VisibilityTimeoutMs, MaxInFlightPerPartition: req.MaxInFlightPerPartition,
+	})
+	if err != nil {
+		return 0, err
+	}
+	w.Header().Set("Location", "/v1/topics/"+t.Name)
+	return writeJSON(w, http.StatusCreated, encodeTopic(t))
+}
+
+// listTopics serves GET /v1/topics?limit=&page_token=. The page token is the base64url
+// (unpadded) of the last name of the previous page; clients treat it as opaque.
+func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+	q, err := parseQuery(r)
+	if err != nil {
+		return 0, err
+	}
+	limit, err := queryInt(q, "limit", listLimitDefault, 1, 1<<31-1)
+	if err != nil {
+		return 0, err
+	}
+	limit = min(limit, listLimitMax)
+	after := ""
+	if tok := q.Get("page_token"); tok != "" {
+		name, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil || !validTopicName(string(name)) {
+			return 0, badRequest("invalid page_token")
+		}
+		after = string(name)
+	}
+	topics, next, err := s.b.ListTopics(r.Context(), int(limit), after)
+	if err != nil {
+		return 0, err
+	}
+	out := topicListJSON{Topics: make([]topicJSON, len(topics))}
+	for i, t := range topics {
+		out.Topics[i] = encodeTopic(t)
+	}
+	if next != "" {
+		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(next))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// getTopic serves GET /v1/topics/{topic}: the Topic with its partition_stats.
+func (s *Server) getTopic(w http.ResponseWriter, r *http.Request, topic string) (int, error) {
+	if !validTopicName(topic) {
+		return 0, errBadTopicName
+	}
+	t, stats, err := s.b.GetTopic(r.Context(), topic)
+	if err != nil {
+		return 0, err
+	}
+	return writeJSON(w, http.StatusOK, encodeTopicDetail(t, stats))
+}
+
+// patchTopic serves PATCH /v1/topics/{topic}: 200 with the changed Topic.
+func (s *Server) patchTopic(w http.ResponseWriter, r *http.Request, topic string) (int, error) {
+	if !validTopicName(topic) {
+		return 0, errBadTopicName
+	}
+	var req patchTopicRequest
+	if err := decodeStrict(w, r, topicBodyBytesMax, &req); err != nil {
+		return 0, err
+	}
+	t, err := s.b.PatchTopic(r.Context(), topic, node.TopicPatch{
+		Partitions: req.Partitions, RetentionMs: req.RetentionMs,
+		VisibilityTimeoutMs: req.VisibilityTimeoutMs, MaxInFlightPerPartition: req.MaxInFlightPerPartition,
+	})
+	if err != nil {
+		return 0, err
+	}
+	return writeJSON(w, http.StatusOK, encodeTopic(t))
+}
+
+// deleteTopic serves DELETE /v1/topics/{topic}: 204, and the topic's series leave /metrics.
+func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, topic string) (int, error) {
+	if !validTopicName(topic) {
+		return 0, errBadTopicName
+	}
+	if err := s.b.DeleteTopic(r.Context(), topic); err != nil {
+		return 0, err
+	}
+	s.m.forgetTopic(topic)
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, nil
+}

@@ -1,0 +1,92 @@
+package nodeshell
+
+import (
+	"context"
+
+	"github.com/narad/narad/core/node"
+)
+
+// The methods of the HTTP layer's Broker. Each submits one request to the core and waits
+// for its response.
+
+// Produce appends msgs to the WAL and returns once all are durable.
+func (s *Shell) Produce(ctx context.Context, topic string, msgs []node.ProduceMessage) (int, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.Produce(now, tok, topic, msgs) })
+	if err != nil {
+		return 0, err
+	}
+	return r.Accepted, r.Err
+}
+
+// Consume takes leases (or replays an offset), long-polling up to req.WaitNs.
+func (s *Shell) Consume(ctx context.Context, req node.ConsumeRequest) ([]node.Message, error) {
+	r, err := s.call(ctx, true, func(now int64, tok uint64) { s.node.Consume(now, tok, req) })
+	if err != nil {
+		return nil, err
+	}
+	return r.Messages, r.Err
+}
+
+// Ack settles, extends or releases leases: one result per handle.
+func (s *Shell) Ack(ctx context.Context, topic string, handles []string, mode node.AckMode) ([]error, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.Ack(now, tok, topic, handles, mode) })
+	if err != nil {
+		return nil, err
+	}
+	return r.Results, r.Err
+}
+
+// CreateTopic creates a topic through the metastore.
+func (s *Shell) CreateTopic(ctx context.Context, spec node.TopicSpec) (node.Topic, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.CreateTopic(now, tok, spec) })
+	if err != nil {
+		return node.Topic{}, err
+	}
+	return r.Topic, r.Err
+}
+
+// GetTopic returns a topic with its partitions' stats.
+func (s *Shell) GetTopic(ctx context.Context, name string) (node.Topic, []node.PartitionStats, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.GetTopic(now, tok, name) })
+	if err != nil {
+		return node.Topic{}, nil, err
+	}
+	return r.Topic, r.Stats, r.Err
+}
+
+// ListTopics returns up to limit topics named after after.
+func (s *Shell) ListTopics(ctx context.Context, limit int, after string) ([]node.Topic, string, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.ListTopics(now, tok, limit, after) })
+	if err != nil {
+		return nil, "", err
+	}
+	return r.Topics, r.NextPage, r.Err
+}
+
+// PatchTopic changes a topic through the metastore.
+func (s *Shell) PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.PatchTopic(now, tok, name, p) })
+	if err != nil {
+		return node.Topic{}, err
+	}
+	return r.Topic, r.Err
+}
+
+// DeleteTopic deletes a topic through the metastore.
+func (s *Shell) DeleteTopic(ctx context.Context, name string) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.DeleteTopic(now, tok, name) })
+	if err != nil {
+		return err
+	}
+	return r.Err
+}
+
+// Ready is nil when the node serves requests, else the reason.
+func (s *Shell) Ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return node.ErrShuttingDown
+	}
+	return s.node.IsReady()
+}

@@ -1,0 +1,120 @@
+package nodeshell
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	coredisk "github.com/narad/narad/core/disk"
+)
+
+// metrics holds what the shell measures itself (disk latencies) and exports the core's
+// counters on scrape.
+type metrics struct {
+	mu      sync.Mutex
+	issued  map[uint64]issuedOp
+	walSync prometheus.Histogram
+	plogOp  prometheus.Histogram
+}
+
+type issuedOp struct {
+	at   int64
+	kind coredisk.Kind
+	wal  bool
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		issued: map[uint64]issuedOp{},
+		walSync: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "narad_wal_fsync_seconds", Help: "Latency of the ingress WAL's group-commit fdatasync.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
+		}),
+		plogOp: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "narad_partition_fsync_seconds", Help: "Latency of partition log fdatasyncs (commitDurable's sync step).",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
+		}),
+	}
+}
+
+func (m *metrics) opIssued(op coredisk.Op, at int64) {
+	if op.Kind != coredisk.KindSync {
+		return
+	}
+	m.mu.Lock()
+	m.issued[op.ID] = issuedOp{at: at, kind: op.Kind, wal: strings.HasPrefix(op.Name, "wal/")}
+	m.mu.Unlock()
+}
+
+func (m *metrics) opDone(res coredisk.Result, at int64) {
+	if res.Kind != coredisk.KindSync {
+		return
+	}
+	m.mu.Lock()
+	op, ok := m.issued[res.ID]
+	delete(m.issued, res.ID)
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	secs := time.Duration(at - op.at).Seconds()
+	if op.wal {
+		m.walSync.Observe(secs)
+	} else {
+		m.plogOp.Observe(secs)
+	}
+}
+
+// Register adds the node's metrics to reg: the shell's latency histograms and a
+// collector that reads the core's counters on every scrape.
+func (s *Shell) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{s.metrics.walSync, s.metrics.plogOp, &coreCollector{s: s}} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	descRecordsPerSync = prometheus.NewDesc("narad_wal_records_per_fsync", "Records acknowledged per WAL group-commit fdatasync, since start.", nil, nil)
+	descWALSyncs       = prometheus.NewDesc("narad_wal_fsyncs_total", "WAL group-commit fdatasyncs that succeeded.", nil, nil)
+	descWALRecords     = prometheus.NewDesc("narad_wal_records_total", "Records made durable in the WAL.", nil, nil)
+	descBacklog        = prometheus.NewDesc("narad_dispatcher_backlog_records", "WAL records a restart would replay (not yet dispatched).", nil, nil)
+	descBacklogBytes   = prometheus.NewDesc("narad_dispatcher_backlog_bytes", "Payload bytes of those records.", nil, nil)
+	descInFlight       = prometheus.NewDesc("narad_leases_in_flight", "Consume leases held, all partitions.", nil, nil)
+	descCommitSeconds  = prometheus.NewDesc("narad_partition_commit_seconds", "commitDurable latency (append, fsync, read-back, verify).", nil, nil)
+)
+
+type coreCollector struct{ s *Shell }
+
+func (c *coreCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRecordsPerSync, descWALSyncs, descWALRecords, descBacklog, descBacklogBytes, descInFlight, descCommitSeconds} {
+		ch <- d
+	}
+}
+
+func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
+	c.s.mu.Lock()
+	st := c.s.node.Stats()
+	c.s.mu.Unlock()
+	perSync := 0.0
+	if st.WAL.GroupsSynced > 0 {
+		perSync = float64(st.WAL.RecordsSynced) / float64(st.WAL.GroupsSynced)
+	}
+	ch <- prometheus.MustNewConstMetric(descRecordsPerSync, prometheus.GaugeValue, perSync)
+	ch <- prometheus.MustNewConstMetric(descWALSyncs, prometheus.CounterValue, float64(st.WAL.GroupsSynced))
+	ch <- prometheus.MustNewConstMetric(descWALRecords, prometheus.CounterValue, float64(st.WAL.RecordsSynced))
+	ch <- prometheus.MustNewConstMetric(descBacklog, prometheus.GaugeValue, float64(st.BacklogRecords))
+	ch <- prometheus.MustNewConstMetric(descBacklogBytes, prometheus.GaugeValue, float64(st.BacklogBytes))
+	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(st.LeasesInFlight))
+	buckets := map[float64]uint64{}
+	var cum uint64
+	for i, bound := range st.CommitLatency.BoundsNs {
+		cum += st.CommitLatency.Counts[i]
+		buckets[float64(bound)/1e9] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(descCommitSeconds, st.CommitLatency.Count, float64(st.CommitLatency.SumNs)/1e9, buckets)
+}

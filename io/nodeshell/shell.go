@@ -1,0 +1,213 @@
+package nodeshell
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"time"
+
+	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/rng"
+	iodisk "github.com/narad/narad/io/disk"
+)
+
+// diskWorkers runs disk ops: group commits, partition commits (one in flight per
+// partition, up to 16), reads for consumes and ack flushes can overlap.
+const diskWorkers = 16
+
+// ErrFlushTimeout: Close gave up waiting for the checkpoint and acks to be durable. Nothing
+// acknowledged is lost; a restart replays more and may redeliver acked messages.
+var ErrFlushTimeout = errors.New("nodeshell: flush on close timed out")
+
+// Shell is a node on real files, safe for concurrent use.
+type Shell struct {
+	mu        sync.Mutex
+	node      *node.Node
+	dir       *iodisk.Dir
+	exec      *iodisk.Executor
+	waiters   map[uint64]chan node.Response
+	nextToken uint64
+	timer     *time.Timer
+	timerAt   int64
+	closed    bool
+	stopped   bool
+	failed    chan struct{} // closed when the node fails
+	failure   error
+	inflight  sync.WaitGroup
+	metrics   *metrics
+	flushing  bool          // Close asked the core to flush
+	flushed   chan struct{} // closed once the core reports the flush durable
+}
+
+var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
+
+// Open starts a node whose data lives under root. It returns at once; the node recovers
+// in the background and Ready reports when it serves.
+func Open(root string, cfg node.Config) (*Shell, error) {
+	dir, err := iodisk.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	s := &Shell{node: node.New(cfg, rng.New(binary.LittleEndian.Uint64(seed[:]))), dir: dir,
+		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: newMetrics(),
+		flushed: make(chan struct{})}
+	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
+	s.timer = time.AfterFunc(time.Hour, s.onTimer)
+	s.timer.Stop()
+	s.step(func(now int64) { s.node.Open(now) })
+	return s, nil
+}
+
+func now() int64 { return time.Now().UnixNano() }
+
+// step runs f on the core under the mutex, then carries out the actions it produced.
+func (s *Shell) step(f func(now int64)) {
+	s.mu.Lock()
+	t := now()
+	f(t)
+	rd := s.node.Ready()
+	chans := make([]chan node.Response, len(rd.Responses))
+	for i, r := range rd.Responses {
+		chans[i] = s.waiters[r.Token]
+		delete(s.waiters, r.Token)
+	}
+	if rd.Failed != nil && s.failure == nil {
+		s.failure = rd.Failed
+		close(s.failed)
+	}
+	if s.flushing && s.node.Flushed() {
+		s.flushing = false
+		close(s.flushed)
+	}
+	s.armTimer(t)
+	stopped := s.stopped
+	s.mu.Unlock()
+	for i, ch := range chans {
+		if ch != nil {
+			ch <- rd.Responses[i] // buffered: never blocks
+		}
+	}
+	if stopped {
+		return
+	}
+	for _, op := range rd.Ops {
+		s.metrics.opIssued(op, t)
+		s.exec.Submit(op)
+	}
+}
+
+func (s *Shell) armTimer(t int64) {
+	at, ok := s.node.NextDeadline()
+	if !ok || at == s.timerAt || s.stopped {
+		return
+	}
+	s.timerAt = at
+	s.timer.Reset(time.Duration(max(0, at-t)))
+}
+
+func (s *Shell) onTimer() {
+	s.step(func(now int64) {
+		s.timerAt = 0
+		s.node.Tick(now)
+	})
+}
+
+func (s *Shell) onDisk(res coredisk.Result) {
+	s.metrics.opDone(res, now())
+	s.step(func(now int64) { s.node.DiskDone(now, res) })
+}
+
+// call submits a request through submit (which gets the token) and waits for its
+// response. ctx is honoured while waiting only for consumes (cancel drops a long poll);
+// other requests wait for their true outcome, because a produce staged in the WAL must
+// not be reported failed if it becomes durable.
+func (s *Shell) call(ctx context.Context, cancellable bool, submit func(now int64, tok uint64)) (node.Response, error) {
+	ch := respPool.Get().(chan node.Response)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		respPool.Put(ch)
+		return node.Response{}, node.ErrShuttingDown
+	}
+	s.nextToken++
+	tok := s.nextToken
+	s.waiters[tok] = ch
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
+	s.step(func(now int64) { submit(now, tok) })
+	if !cancellable {
+		r := <-ch
+		respPool.Put(ch)
+		return r, nil
+	}
+	select {
+	case r := <-ch:
+		respPool.Put(ch)
+		return r, nil
+	case <-ctx.Done():
+		s.step(func(now int64) { s.node.CancelConsume(now, tok) })
+		s.mu.Lock()
+		_, stillWaiting := s.waiters[tok]
+		delete(s.waiters, tok)
+		s.mu.Unlock()
+		if !stillWaiting {
+			r := <-ch // answered meanwhile: it may carry leases; give it to the caller
+			respPool.Put(ch)
+			return r, nil
+		}
+		return node.Response{}, ctx.Err()
+	}
+}
+
+// Failed is closed when the node stops on a fatal error (see Failure).
+func (s *Shell) Failed() <-chan struct{} { return s.failed }
+
+// Failure is the fatal error, or nil.
+func (s *Shell) Failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failure
+}
+
+// FlushTimeout bounds how long Close waits for the checkpoint and the acks to be durable.
+const FlushTimeout = 5 * time.Second
+
+// Close refuses new requests, waits for those in flight (a produce staged in the WAL gets
+// its true answer), makes the WAL checkpoint and every accepted ack durable (bounded by
+// FlushTimeout), then stops the disk workers and closes the files.
+func (s *Shell) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.inflight.Wait()
+	s.step(func(now int64) {
+		s.flushing = true
+		s.node.Flush(now)
+	})
+	var flushErr error
+	bound := time.NewTimer(FlushTimeout)
+	select {
+	case <-s.flushed:
+	case <-bound.C:
+		flushErr = ErrFlushTimeout
+	}
+	bound.Stop()
+	s.mu.Lock()
+	s.timer.Stop()
+	s.stopped = true
+	s.mu.Unlock()
+	s.exec.Close()
+	return errors.Join(flushErr, s.dir.Close())
+}
