@@ -39,8 +39,12 @@
 //	snap      exactly one frame, format 1, whose body is the applied state (topics, next
 //	          incarnation id) at an index and term, with raft's ConfState.
 //
-// Each Ready is one write of one frame and one fdatasync; its messages, proposals' answers
-// and applied entries are released only after the sync returned. A failed write or sync
+// Each Ready is one write of one frame, one fdatasync and a read-back that compares the
+// frame with what was written (verify.go); its messages, proposals' answers and applied
+// entries are released only after the read-back matched. A frame the disk silently damaged
+// is so never trusted: the store fails, and the damaged frame is the log's tail, which
+// recovery drops (row L3). snap.tmp and raft.log.tmp are read back the same way before
+// they are renamed into place. A failed write or sync
 // makes the store sticky-failed (ErrFailed) until the node restarts.
 //
 // Every SnapshotEveryEntries applied entries, the state is written to snap.tmp, synced,

@@ -90,6 +90,15 @@ func (s *Store) persist(rd raft.Ready) {
 }
 
 func (s *Store) onReadyStep(res disk.Result) {
+	if s.phase == phaseVerify {
+		if s.onReadBack(purposeReady, res) {
+			s.logSize += int64(len(s.rdFrame))
+			rd := s.rd
+			s.rd = raft.Ready{}
+			s.finishReady(rd)
+		}
+		return
+	}
 	if res.Err != nil {
 		// Never retried: after a failed fdatasync the kernel may have dropped the pages
 		// while reporting them clean. The node restarts and recovers from the disk.
@@ -103,10 +112,8 @@ func (s *Store) onReadyStep(res disk.Result) {
 		s.phase = phaseSync
 	case phaseSync:
 		assert(res.Kind == disk.KindSync, "ready sync completion out of order")
-		s.logSize += int64(len(s.rdFrame))
-		rd := s.rd
-		s.rd = raft.Ready{}
-		s.finishReady(rd)
+		s.phase = phaseVerify
+		s.startReadBack(purposeReady, s.path(LogFile), s.logSize, s.rdFrame)
 	default:
 		panic("meta: invariant broken: ready completion while not persisting")
 	}

@@ -44,6 +44,12 @@ func (s *Store) startSnapshot() {
 
 func (s *Store) onSnapshotStep(res disk.Result) {
 	assert(s.phase == phaseSnapshot && s.job != nil, "snapshot step while not snapshotting")
+	if res.Kind == disk.KindReadAt {
+		if s.onReadBack(purposeSnapshot, res) {
+			s.issue(purposeSnapshot, disk.Op{Kind: disk.KindRename, Name: s.path(SnapTmpFile), NewName: s.path(SnapFile)})
+		}
+		return
+	}
 	if res.Err != nil {
 		s.fail(fmt.Errorf("snapshot %s: %w", res.Kind, res.Err))
 		return
@@ -54,7 +60,9 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 	case disk.KindWriteAt:
 		s.issue(purposeSnapshot, disk.Op{Kind: disk.KindSync, Name: s.path(SnapTmpFile)})
 	case disk.KindSync:
-		s.issue(purposeSnapshot, disk.Op{Kind: disk.KindRename, Name: s.path(SnapTmpFile), NewName: s.path(SnapFile)})
+		// Read snap.tmp back before it replaces snap: a silently damaged snapshot under
+		// the final name would make every later recovery fail (row S3).
+		s.startReadBack(purposeSnapshot, s.path(SnapTmpFile), 0, s.job.file)
 	case disk.KindRename:
 		s.issue(purposeSnapshot, disk.Op{Kind: disk.KindSyncDir, Name: s.cfg.Dir})
 	case disk.KindSyncDir:
@@ -96,6 +104,12 @@ func (s *Store) startRewrite() {
 
 func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 	assert(s.phase == phaseRewrite && s.rw != nil, "rewrite step while not rewriting")
+	if res.Kind == disk.KindReadAt {
+		if s.onReadBack(purposeRewrite, res) {
+			s.issue(purposeRewrite, disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)})
+		}
+		return
+	}
 	if res.Err != nil {
 		s.fail(fmt.Errorf("log rewrite %s: %w", res.Kind, res.Err))
 		return
@@ -110,6 +124,10 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 	case disk.KindWriteAt:
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindSync, Name: s.path(LogTmpFile)})
 	case disk.KindSync:
+		if len(s.rw.buf) > 0 { // read the new log back before it replaces raft.log
+			s.startReadBack(purposeRewrite, s.path(LogTmpFile), 0, s.rw.buf)
+			return
+		}
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)})
 	case disk.KindRename:
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindSyncDir, Name: s.cfg.Dir})

@@ -128,6 +128,7 @@ const (
 	phaseIdle     phase = iota
 	phaseWrite          // a Ready's frame is being written to raft.log
 	phaseSync           // ... and fdatasynced
+	phaseVerify         // ... and read back
 	phaseSnapshot       // the snapshot and log rewrite sequence (snapshot.go)
 	phaseRewrite        // a log rewrite (after a snapshot, or at the end of recovery)
 )
@@ -189,9 +190,10 @@ type Store struct {
 	ticks      uint64
 	lastTickNs int64
 
-	job *snapJob
-	rw  *rewriteJob
-	rec *recovery
+	job    *snapJob
+	rw     *rewriteJob
+	verify *readBack // the read-back in flight, if any
+	rec    *recovery
 }
 
 // New returns a store that does nothing until Open.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/sim"
 )
 
 // indexOf returns the index of the first pending op of kind on name, or -1.
@@ -302,5 +304,36 @@ func TestOldEntryDoesNotAnswerNewProposal(t *testing.T) {
 	}
 	if names(h.s.Topics()) != "new,old" {
 		t.Fatalf("topics %s", names(h.s.Topics()))
+	}
+}
+
+// A write the disk silently damages is read back after its fdatasync and never trusted:
+// the proposal it carried is not answered as applied, the store fails, and a restart on a
+// healthy disk recovers (the damaged frame is the log's tail, dropped as torn).
+func TestSilentWriteCorruptionIsNeverTrusted(t *testing.T) {
+	d := sim.NewDisk(rng.New(3), sim.DiskConfig{WriteCorruptProb: 1})
+	d.SetFaults(false)
+	h := newHarness(t, meta.Config{}, d)
+	h.settle()
+	h.run(create("kept"))
+	d.SetFaults(true)
+	a := h.propose(create("a"))
+	h.completeAll()
+	if !errors.Is(h.failed, meta.ErrFailed) {
+		t.Fatalf("store did not fail on a damaged write: %v", h.failed)
+	}
+	if r, ok := h.done[a]; ok && r.Err == nil {
+		t.Fatal("a proposal whose frame was damaged on disk was answered as applied")
+	}
+	d.SetFaults(false)
+	h.crash()
+	if h.failed != nil {
+		t.Fatalf("recovery after the damaged write failed: %v", h.failed)
+	}
+	if _, ok := h.s.Topic("kept"); !ok {
+		t.Fatal("answered topic lost")
+	}
+	if r := h.run(create("b")); r.Err != nil {
+		t.Fatalf("store unusable after recovery: %v", r.Err)
 	}
 }
