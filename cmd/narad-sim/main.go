@@ -3,6 +3,8 @@
 //	narad-sim -seed N        run one seed: its options, its stats, then
 //	                         "seed=N trace=<hash> verdict=ok|violation" (exit 1 on violation)
 //	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed
+//	-sim node|wal            what runs: the whole single-node broker (default) or the
+//	                         ingress WAL alone
 //
 // Everything a run does is drawn from its seed, so a failing seed reproduces from its
 // number alone, in any process.
@@ -18,8 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/narad/narad/sim/walsim"
 )
 
 func main() {
@@ -33,7 +33,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.String("seeds", "", "run a range of seeds, A-B inclusive")
 	workers := fs.Int("j", runtime.GOMAXPROCS(0), "seeds run at once with -seeds")
 	stop := fs.Bool("stop", false, "with -seeds: stop starting seeds after the first violation (mutation checks)")
+	simName := fs.String("sim", "node", "simulation: node (the single-node broker) or wal (the ingress WAL alone)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	sim, ok := simulations[*simName]
+	if !ok {
+		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node or wal\n", *simName)
 		return 2
 	}
 	if *seeds != "" {
@@ -42,13 +48,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "narad-sim:", err)
 			return 2
 		}
-		return runRange(lo, hi, *workers, *stop, stdout)
+		return runRange(sim, lo, hi, *workers, *stop, stdout)
 	}
 	if !isSet(fs, "seed") {
 		fmt.Fprintln(stderr, "narad-sim: give -seed N or -seeds A-B")
 		return 2
 	}
-	return runOne(*seed, stdout)
+	return runOne(sim, *seed, stdout)
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -67,34 +73,30 @@ func parseRange(s string) (uint64, uint64, error) {
 	return lo, hi, nil
 }
 
-func runOne(seed uint64, out io.Writer) int {
-	o := walsim.Draw(seed)
-	fmt.Fprintln(out, o)
-	res := walsim.Run(o)
-	s := res.Stats
-	fmt.Fprintf(out, "stats: appends=%d acked=%d failed=%d ambiguous=%d crashes=%d wal_failures=%d recoveries=%d checks=%d\n",
-		s.Appends, s.Acked, s.Failed, s.Ambiguous, s.Crashes, s.WALFailures, s.Recoveries, s.Checks)
-	d := s.Disk
-	fmt.Fprintf(out, "disk: syncs_failed=%d pages_lost=%d writes_corrupted=%d writes_lost=%d reads_corrupted=%d read_errors=%d nospace=%d pages_kept=%d dropped=%d torn=%d garbage_sectors=%d dirops_lost=%d\n",
-		d.SyncsFailed, d.SyncPagesLost, d.WritesCorrupted, d.WritesLost, d.ReadsCorrupted, d.ReadErrors, d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost)
+func runOne(sim func(uint64) outcome, seed uint64, out io.Writer) int {
+	res := sim(seed)
+	fmt.Fprintln(out, res.options)
+	for _, line := range res.stats {
+		fmt.Fprintln(out, line)
+	}
 	return verdict(seed, res, out)
 }
 
-func verdict(seed uint64, res walsim.Result, out io.Writer) int {
-	if res.Violation != nil {
-		fmt.Fprintln(out, "violation:", res.Violation)
-		fmt.Fprintf(out, "seed=%d trace=%s verdict=violation\n", seed, res.Trace)
+func verdict(seed uint64, res outcome, out io.Writer) int {
+	if res.violation != nil {
+		fmt.Fprintln(out, "violation:", res.violation)
+		fmt.Fprintf(out, "seed=%d trace=%s verdict=violation\n", seed, res.trace)
 		return 1
 	}
-	fmt.Fprintf(out, "seed=%d trace=%s verdict=ok\n", seed, res.Trace)
+	fmt.Fprintf(out, "seed=%d trace=%s verdict=ok\n", seed, res.trace)
 	return 0
 }
 
 // runRange runs seeds lo..hi on workers goroutines and prints, in seed order, a line per
 // failing seed and a summary. With stop, no new seed starts after a violation.
-func runRange(lo, hi uint64, workers int, stop bool, out io.Writer) int {
+func runRange(sim func(uint64) outcome, lo, hi uint64, workers int, stop bool, out io.Writer) int {
 	n := int(hi - lo + 1)
-	results := make([]walsim.Result, n)
+	results := make([]outcome, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var violated atomic.Bool
@@ -103,8 +105,8 @@ func runRange(lo, hi uint64, workers int, stop bool, out io.Writer) int {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = walsim.Run(walsim.Draw(lo + uint64(i)))
-				if results[i].Violation != nil {
+				results[i] = sim(lo + uint64(i))
+				if results[i].violation != nil {
 					violated.Store(true)
 				}
 			}
@@ -117,7 +119,7 @@ func runRange(lo, hi uint64, workers int, stop bool, out io.Writer) int {
 	wg.Wait()
 	var failing []string
 	for i, res := range results {
-		if res.Violation != nil {
+		if res.violation != nil {
 			verdict(lo+uint64(i), res, out)
 			failing = append(failing, strconv.FormatUint(lo+uint64(i), 10))
 		}

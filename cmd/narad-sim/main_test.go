@@ -8,16 +8,18 @@ import (
 )
 
 func TestOneSeedPrintsOptionsAndVerdict(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := run([]string{"-seed", "3"}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if !strings.HasPrefix(lines[0], "seed=3 clients=") {
-		t.Fatalf("first line should give the drawn options: %q", lines[0])
-	}
-	if !regexp.MustCompile(`^seed=3 trace=[0-9a-f]{16} verdict=ok$`).MatchString(lines[len(lines)-1]) {
-		t.Fatalf("last line: %q", lines[len(lines)-1])
+	for sim, prefix := range map[string]string{"wal": "seed=3 clients=", "node": "seed=3 producers="} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"-sim", sim, "-seed", "3"}, &out, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s%s", sim, code, out.String(), errOut.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if !strings.HasPrefix(lines[0], prefix) {
+			t.Fatalf("%s: first line should give the drawn options: %q", sim, lines[0])
+		}
+		if !regexp.MustCompile(`^seed=3 trace=[0-9a-f]{16} verdict=ok$`).MatchString(lines[len(lines)-1]) {
+			t.Fatalf("%s: last line: %q", sim, lines[len(lines)-1])
+		}
 	}
 }
 
@@ -26,7 +28,7 @@ func TestRangeAndBadArguments(t *testing.T) {
 	if code := run([]string{"-seeds", "1-3"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "seeds=1-3 failed=0 verdict=ok") {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
-	for _, args := range [][]string{{}, {"-seeds", "5-1"}, {"-seeds", "x"}} {
+	for _, args := range [][]string{{}, {"-seeds", "5-1"}, {"-seeds", "x"}, {"-sim", "cluster", "-seed", "1"}} {
 		if code := run(args, &out, &errOut); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", args, code)
 		}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/sim/nodesim"
+	"github.com/narad/narad/sim/walsim"
+)
+
+// outcome is one seed's run, whichever simulation ran it.
+type outcome struct {
+	options   string // the options drawn from the seed
+	stats     []string
+	trace     string
+	violation error
+}
+
+// simulations by -sim name. "node" is the whole single-node broker; "wal" is the ingress
+// WAL alone (the foundation issue's simulator).
+var simulations = map[string]func(seed uint64) outcome{
+	"node": runNode,
+	"wal":  runWAL,
+}
+
+func runWAL(seed uint64) outcome {
+	o := walsim.Draw(seed)
+	res := walsim.Run(o)
+	s, d := res.Stats, res.Stats.Disk
+	return outcome{
+		options: o.String(), trace: res.Trace, violation: res.Violation,
+		stats: []string{
+			fmt.Sprintf("stats: appends=%d acked=%d failed=%d ambiguous=%d crashes=%d wal_failures=%d recoveries=%d checks=%d",
+				s.Appends, s.Acked, s.Failed, s.Ambiguous, s.Crashes, s.WALFailures, s.Recoveries, s.Checks),
+			diskLine(d.SyncsFailed, d.SyncPagesLost, d.WritesCorrupted, d.WritesLost, d.ReadsCorrupted, d.ReadErrors,
+				d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost),
+		},
+	}
+}
+
+func runNode(seed uint64) outcome {
+	o := nodesim.Draw(seed)
+	res := nodesim.Run(o)
+	s, d := res.Stats, res.Stats.Disk
+	return outcome{
+		options: o.String(), trace: res.Trace, violation: res.Violation,
+		stats: []string{
+			fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d acks=%d crashes=%d node_failures=%d recoveries=%d checks=%d heal_events=%d",
+				s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Acks, s.Crashes, s.NodeFailures,
+				s.Recoveries, s.Checks, s.HealEvents),
+			diskLine(d.SyncsFailed, d.SyncPagesLost, d.WritesCorrupted, d.WritesLost, d.ReadsCorrupted, d.ReadErrors,
+				d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost),
+		},
+	}
+}
+
+func diskLine(v ...uint64) string {
+	return fmt.Sprintf("disk: syncs_failed=%d pages_lost=%d writes_corrupted=%d writes_lost=%d reads_corrupted=%d read_errors=%d nospace=%d pages_kept=%d dropped=%d torn=%d garbage_sectors=%d dirops_lost=%d",
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
+}

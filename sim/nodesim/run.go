@@ -1,0 +1,234 @@
+package nodesim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/sched"
+)
+
+type eventKind uint8
+
+const (
+	evOpDone eventKind = iota + 1
+	evClient
+	evTick
+	evCrash
+	evRestart
+	evSetup // retry creating the topics
+)
+
+// event is one scheduled input; epoch ties node events to one incarnation of the process.
+type event struct {
+	kind   eventKind
+	epoch  uint64
+	client int
+	op     disk.Op
+}
+
+// Stats summarises a run.
+type Stats struct {
+	Produced, Acked, Refused, Ambiguous uint64
+	Delivered, Duplicates, Acks         uint64
+	Crashes, NodeFailures, Recoveries   uint64
+	Checks, HealEvents                  uint64
+	Disk                                sim.DiskStats
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Trace     string
+	Violation error
+	Stats     Stats
+}
+
+type run struct {
+	o     Options
+	r     *rng.Rand
+	s     sched.Scheduler[event]
+	d     *sim.Disk
+	trace hash.Hash64
+	stats Stats
+	err   error
+
+	n       *node.Node
+	epoch   uint64
+	up      bool
+	tickAt  int64
+	healing bool
+	steps   int
+
+	topics       []topicInfo
+	setup        bool // topics created: clients run
+	setupRetryAt int64
+	pending      map[uint64]request
+	nextTok      uint64
+	m            model
+}
+
+type topicInfo struct {
+	name  string
+	id    uint64
+	parts uint32
+}
+
+// Run executes the options' run and reports its trace hash and verdict.
+func Run(o Options) Result {
+	r := rng.New(o.Seed)
+	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: fnv.New64a(),
+		pending: map[uint64]request{}, m: newModel()}
+	u.start()
+	for c := 0; c < o.Producers+o.Consumers; c++ {
+		u.s.At(u.think(), event{kind: evClient, client: c})
+	}
+	if o.CrashGapNs[1] > 0 {
+		u.s.At(u.crashGap(), event{kind: evCrash})
+	}
+	for u.steps = 0; u.steps < o.Steps && u.err == nil; u.steps++ {
+		e, ok := u.s.Next()
+		if !ok {
+			break
+		}
+		u.handle(e)
+		if u.steps%o.CheckEvery == 0 {
+			u.checkDurable()
+		}
+	}
+	if u.err == nil {
+		u.heal()
+	}
+	u.stats.Disk = u.d.Stats()
+	return Result{Trace: fmt.Sprintf("%016x", u.trace.Sum64()), Violation: u.err, Stats: u.stats}
+}
+
+func (u *run) think() int64 { return u.s.Now() + int64(u.r.Intn(int(u.o.ThinkMaxNs)+1)) }
+
+func (u *run) crashGap() int64 {
+	lo, hi := u.o.CrashGapNs[0], u.o.CrashGapNs[1]
+	return u.s.Now() + lo + int64(u.r.Intn(int(hi-lo)+1))
+}
+
+func (u *run) latency(op disk.Op) int64 {
+	lo, hi := u.o.OpLatencyNs[0], u.o.OpLatencyNs[1]
+	if op.Kind == disk.KindSync || op.Kind == disk.KindSyncDir {
+		lo, hi = u.o.SyncLatencyNs[0], u.o.SyncLatencyNs[1]
+	}
+	return lo + int64(u.r.Intn(int(hi-lo)+1))
+}
+
+func (u *run) record(kind byte, vals ...uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(u.s.Now()))
+	u.trace.Write([]byte{kind})
+	u.trace.Write(b[:])
+	for _, v := range vals {
+		binary.LittleEndian.PutUint64(b[:], v)
+		u.trace.Write(b[:])
+	}
+}
+
+func (u *run) violate(err error) {
+	if u.err == nil {
+		u.err = fmt.Errorf("t=%dns: %w", u.s.Now(), err)
+	}
+}
+
+func (u *run) handle(e event) {
+	switch e.kind {
+	case evOpDone:
+		if e.epoch == u.epoch && u.up {
+			res := disk.Apply(u.d, e.op)
+			u.record('d', e.op.ID, uint64(e.op.Kind), uint64(e.op.Off), uint64(len(e.op.Data)), uint64(len(res.Data)), boolBit(res.Err != nil))
+			u.n.DiskDone(u.s.Now(), res)
+			u.drain()
+		}
+	case evClient:
+		u.clientStep(e.client)
+	case evTick:
+		if e.epoch == u.epoch && u.up && u.s.Now() == u.tickAt {
+			u.record('t')
+			u.tickAt = 0
+			u.n.Tick(u.s.Now())
+			u.drain()
+		}
+	case evCrash:
+		if e.epoch == 0 && u.healing {
+			return // the heal phase stops the crash schedule; node failures still restart
+		}
+		if e.epoch == 0 || e.epoch == u.epoch {
+			u.crash()
+		}
+		if e.epoch == 0 && !u.healing {
+			u.s.At(u.crashGap(), event{kind: evCrash})
+		}
+	case evRestart:
+		if !u.up {
+			u.start()
+		}
+	case evSetup:
+		if u.up {
+			u.maybeSetup()
+		}
+	}
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// start boots a process on the disk: a fresh node that recovers from what is there.
+func (u *run) start() {
+	u.epoch++
+	u.up, u.tickAt = true, 0
+	u.stats.Recoveries++
+	u.n = node.New(node.Config{NodeID: "n1", AckFlushIntervalNs: 5_000_000}, u.r.Fork())
+	u.record('o', u.epoch)
+	u.n.Open(u.s.Now())
+	u.drain()
+}
+
+// crash kills the process: ops in flight and unanswered requests are lost with it.
+func (u *run) crash() {
+	if !u.up {
+		return
+	}
+	u.stats.Crashes++
+	u.record('c', u.epoch)
+	u.up = false
+	u.epoch++
+	u.loseRequests()
+	u.d.Crash()
+	u.checkDurable()
+	u.checkVisibility()
+	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})
+}
+
+// drain carries out the node's Ready: schedule ops, route responses, arm the timer.
+func (u *run) drain() {
+	rd := u.n.Ready()
+	for _, op := range rd.Ops {
+		u.s.At(u.s.Now()+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: op})
+	}
+	for _, resp := range rd.Responses {
+		u.onResponse(resp)
+	}
+	if rd.Failed != nil {
+		u.stats.NodeFailures++
+		u.record('f')
+		u.s.At(u.s.Now()+1, event{kind: evCrash, epoch: u.epoch})
+	}
+	u.maybeSetup()
+	if at, ok := u.n.NextDeadline(); ok && at != u.tickAt {
+		u.tickAt = max(at, u.s.Now())
+		u.s.At(u.tickAt, event{kind: evTick, epoch: u.epoch})
+	}
+}
