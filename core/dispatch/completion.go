@@ -145,6 +145,9 @@ func (d *Dispatcher) advanceCheckpoint() {
 		if mutCheckpointPastSkipped {
 			next = d.pastLastDone(next)
 		}
+		if mutCheckpointBeforeAck {
+			next = d.pastLeadingInflight()
+		}
 	}
 	if next > d.checkpoint {
 		d.checkpoint = next
@@ -160,6 +163,20 @@ func (d *Dispatcher) pastLastDone(next uint64) uint64 {
 		}
 	}
 	return next
+}
+
+// pastLeadingInflight serves only the mutation build: the first waiting seq, counting
+// records whose commit is in flight as done.
+func (d *Dispatcher) pastLeadingInflight() uint64 {
+	for i := 0; i < d.admitted; i++ {
+		if d.entries[d.order[i]].status == stWaiting {
+			return d.order[i]
+		}
+	}
+	if d.admitted < len(d.order) {
+		return d.order[d.admitted]
+	}
+	return d.nextSeq
 }
 
 // Checkpoint is the first seq not yet dispatched.

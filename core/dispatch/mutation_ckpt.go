@@ -7,4 +7,5 @@ package dispatch
 const (
 	mutDiscardWithoutConfirm = false
 	mutCheckpointPastSkipped = true
+	mutCheckpointBeforeAck   = false
 )

@@ -7,4 +7,5 @@ package dispatch
 const (
 	mutDiscardWithoutConfirm = true
 	mutCheckpointPastSkipped = false
+	mutCheckpointBeforeAck   = false
 )

@@ -1,9 +1,10 @@
-//go:build !narad_mut_discardnoconfirm && !narad_mut_ckptpastskip
+//go:build !narad_mut_discardnoconfirm && !narad_mut_ckptpastskip && !narad_mut_ckptearly
 
 package dispatch
 
-// Deliberate bugs for the simulator's mutation check; both false in a normal build.
+// Deliberate bugs for the simulator's mutation check; all false in a normal build.
 const (
 	mutDiscardWithoutConfirm = false
 	mutCheckpointPastSkipped = false
+	mutCheckpointBeforeAck   = false
 )
