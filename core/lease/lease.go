@@ -253,7 +253,7 @@ func (m *Manager) DiskDone(nowNs int64, res disk.Result) {
 
 // Flush writes the pending acks now instead of at their flush time (clean shutdown).
 func (m *Manager) Flush(nowNs int64) {
-	if len(m.pending) > 0 && (m.flushAtNs == 0 || m.flushAtNs > nowNs) {
+	if (len(m.pending) > 0 || m.flushAtNs != 0) && (m.flushAtNs == 0 || m.flushAtNs > nowNs) {
 		m.flushAtNs = nowNs
 	}
 	m.maybeFlush(nowNs)

@@ -25,9 +25,11 @@ const (
 )
 
 // maybeFlush writes the pending acks when their flush time came (or a full frame waits),
-// the log is idle and persistence has not failed: one write, then one fdatasync.
+// the log is idle and persistence has not failed: one write, then one fdatasync. A flush
+// that is due goes out even when trimming left no offset in the pending list: the frame
+// still carries the floor, which covers them.
 func (m *Manager) maybeFlush(nowNs int64) {
-	if !m.ready || m.failure != nil || m.persist != persistIdle || len(m.pending) == 0 {
+	if !m.ready || m.failure != nil || m.persist != persistIdle || len(m.pending) == 0 && m.flushAtNs == 0 {
 		return
 	}
 	if nowNs < m.flushAtNs && len(m.pending) < FrameOffsetsMax {

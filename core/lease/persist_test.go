@@ -337,3 +337,28 @@ func TestAcksDuringCompactionWaitForTheFreshLog(t *testing.T) {
 		t.Fatalf("ack given during compaction lost after its flush")
 	}
 }
+
+// Acks in offset order keep the floor moving and the acked set above it empty, so the
+// pending list is trimmed to nothing while a flush is due. The flush must still happen
+// (it carries the floor), and the flush deadline must not stay in the past: a deadline
+// that Tick does not clear makes the driver tick forever at the same instant.
+func TestFlushDueWithEveryPendingAckUnderTheFloor(t *testing.T) {
+	const n = 257 // the 257th ack trims the pending list (over 2*0+pendingSlack) to nothing
+	h := newReady(t, lease.Config{}, n)
+	rs := h.lease(n)
+	for _, r := range rs { // in offset order: the floor follows
+		h.mustAck(r)
+	}
+	h.advance(h.cfg.AckFlushIntervalNs + 1)
+	if at, ok := h.m.NextDeadline(); ok && at <= h.now {
+		t.Fatalf("after Tick the next deadline %d is not after now %d", at, h.now)
+	}
+	h.completeAll()
+	if st := h.m.Stats(); st.AcksDurable != n {
+		t.Fatalf("acks durable %d of %d", st.AcksDurable, n)
+	}
+	h.crash()
+	if got := h.lease(n); len(got) != 0 {
+		t.Fatalf("acked offsets delivered again after a crash: %s", offsets(got))
+	}
+}

@@ -67,6 +67,8 @@ type run struct {
 	topics       []topicInfo
 	setup        bool // topics created: clients run
 	setupRetryAt int64
+	lastTickNs   int64 // time of the last tick, and how many ticks in a row came at it
+	ticksAtLast  int
 	pending      map[uint64]request
 	nextTok      uint64
 	m            model
@@ -152,6 +154,7 @@ func (u *run) handle(e event) {
 		u.clientStep(e.client)
 	case evTick:
 		if e.epoch == u.epoch && u.up && u.s.Now() == u.tickAt {
+			u.checkTickProgress()
 			u.record('t')
 			u.tickAt = 0
 			u.n.Tick(u.s.Now())
@@ -230,5 +233,20 @@ func (u *run) drain() {
 	if at, ok := u.n.NextDeadline(); ok && at != u.tickAt {
 		u.tickAt = max(at, u.s.Now())
 		u.s.At(u.tickAt, event{kind: evTick, epoch: u.epoch})
+	}
+}
+
+// TicksAtOneInstantMax bounds the ticks the node may ask for at one simulated instant. A
+// deadline that Tick does not clear makes the driver tick forever without time moving (in
+// the daemon: a timer spinning a core); that is a liveness bug, reported as a violation.
+const TicksAtOneInstantMax = 1000
+
+func (u *run) checkTickProgress() {
+	if u.s.Now() != u.lastTickNs {
+		u.lastTickNs, u.ticksAtLast = u.s.Now(), 0
+	}
+	u.ticksAtLast++
+	if u.ticksAtLast > TicksAtOneInstantMax {
+		u.violate(fmt.Errorf("liveness: the node asked for %d ticks at one instant (a deadline Tick never clears)", u.ticksAtLast))
 	}
 }

@@ -6,6 +6,7 @@ import "testing"
 var regressionSeeds = map[uint64]string{
 	62: "metastore trusted a silently damaged raft.log frame; every recovery then failed (row L4)",
 	77: "same as 62, with read errors",
+	55: "lease flush due with an empty pending list (all under the floor): Tick never cleared the deadline, the node ticked forever at one instant",
 }
 
 func TestRegressionSeeds(t *testing.T) {
