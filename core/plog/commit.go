@@ -123,7 +123,7 @@ func (l *Log) onWritten(res disk.Result) {
 	if mutHWBeforeSync {
 		// Deliberate bug: visible (and answered) before the fdatasync made it durable.
 		l.issue(purposeDetached, disk.Op{Kind: disk.KindSync, Name: l.active().name})
-		l.publish()
+		l.publish(nil)
 		return
 	}
 	c.phase = phaseSync
@@ -143,7 +143,7 @@ func (l *Log) onSynced(res disk.Result) {
 		return
 	}
 	if mutSkipReadBack {
-		l.publish() // deliberate bug: trusts the write without reading it back
+		l.publish(nil) // deliberate bug: trusts the write without reading it back; nothing read, nothing cached
 		return
 	}
 	l.readBack()
@@ -180,20 +180,29 @@ func (l *Log) onReadBack(res disk.Result) {
 	bt, n, err := DecodeBatch(res.Data)
 	assert(err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
 		"a frame equal to the one encoded does not decode to it")
-	l.publish()
+	l.publish(&bt)
 }
 
 // publish makes the commit visible: index it, advance the high-watermark, answer it.
-func (l *Log) publish() {
+// readBack is the batch decoded from the bytes the read-back returned, or nil when there
+// was no read-back (the mutation builds). Only those bytes are cached: the cache then
+// holds what the device gave back after the fdatasync, never the log's own copy of what
+// it meant to write, so a build that skips the read-back caches nothing at commit and
+// its readers still see what is on disk.
+func (l *Log) publish(readBack *Batch) {
 	c, seg := l.commit, l.active()
 	assert(c.base == l.hw && c.pos == seg.size, "publishing a commit that is not at the high-watermark")
-	seg.batches = append(seg.batches, batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos})
+	ref := batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos}
+	seg.batches = append(seg.batches, ref)
 	seg.size += int64(len(c.frame))
 	seg.newestMs = max(seg.newestMs, c.commitMs)
 	l.hw += uint64(c.count)
 	l.stats.Commits++
 	l.stats.Records += uint64(c.count)
 	l.stats.BytesCommitted += uint64(len(c.frame))
+	if readBack != nil {
+		l.cache.put(ref, *readBack) // the newest records: what consumers usually read next
+	}
 	l.answerCommit(c.token, c.base, c.count, nil)
 	l.commit = nil
 }
@@ -203,6 +212,9 @@ func (l *Log) publish() {
 func (l *Log) cut() {
 	c := l.commit
 	c.phase = phaseCut
+	// Only published batches are cached, and they all lie below the high-watermark, so
+	// this drops nothing; it makes sure no cached batch outlives the bytes being cut.
+	l.cache.dropFrom(l.hw)
 	l.issue(purposeCommit, disk.Op{Kind: disk.KindTruncate, Name: l.active().name, Off: c.pos})
 }
 

@@ -61,9 +61,43 @@
 // with the index; on a mismatch or a read error it is read again, up to ReadRetriesMax
 // times (read corruption is transient in the fault model), and then answered ErrCorrupt:
 // bytes that fail their check are never served. Only offsets below the high-watermark are
-// served; below OldestOffset the answer is ErrRemoved. Reads run alongside each other (up
-// to ReadsInFlightMax) and alongside a commit: a commit only writes past the
-// high-watermark's position and a cut only removes bytes past it.
+// served; below OldestOffset the answer is ErrRemoved, also for a read that was waiting
+// for the disk when retention removed its segment. Reads run alongside each other (up
+// to ReadsInFlightMax waiting for the disk) and alongside a commit: a commit only writes
+// past the high-watermark's position and a cut only removes bytes past it. Reads of one
+// batch that arrive while its frame is being fetched join that fetch.
+//
+// # The read cache
+//
+// The log keeps decoded batches that are known good, so that most reads need no disk op
+// and no decode: the node reads a leased batch one record at a time, and consumers mostly
+// read the newest records. A batch enters the cache
+//
+//   - when a commit publishes it, decoded from the bytes its read-back returned (the
+//     device's answer after the fdatasync, equal byte for byte to what was written; a
+//     build that skips the read-back has no such bytes and caches nothing at commit), and
+//   - when a read fetched it and it passed its CRC and index check.
+//
+// A read whose batch is cached is answered in the same call (Ready's Reads), counted in
+// Stats.ReadCacheHits; otherwise it is a miss and waits for the disk as above. The cache
+// holds at most Config.ReadCacheBatchesMax batches and Config.ReadCacheBytesMax bytes
+// (each batch is charged its frame plus its decoded entries), evicting the least
+// recently used: a linked list, with a map used only for lookups, so eviction is the
+// same in every run. A batch larger than the byte bound is never cached.
+//
+// What makes a cached batch right: a base offset names one batch for the life of a Log
+// (batches are published only at the high-watermark, which only grows, and a cut only
+// removes bytes past it), and a Log starts with an empty cache, so a restart or a crash
+// never finds stale batches. Still, a read is served from the cache only after the same
+// checks as a disk read (below the high-watermark, at or above OldestOffset, not in a
+// hole) and only if the cached batch is the one the index holds; retention drops the
+// batches of the segment it removes, and a cut drops anything at or above the
+// high-watermark (there is never anything: only published batches are cached).
+//
+// Aliasing: the cached entries alias the frame buffer of the disk Result they were
+// decoded from, which the log never writes and never hands out. Every answer is a copy
+// (keys and payloads in one new buffer per answer) that belongs to the caller; writing
+// into it cannot change what later reads are served.
 //
 // # Files
 //

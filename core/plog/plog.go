@@ -14,6 +14,9 @@ type Config struct {
 	RetentionMs       int64  // remove non-active segments whose newest commit is older; 0 = keep forever
 	ReadRetriesMax    int    // re-reads of a frame that fails its CRC or its read
 	RecoveryReadBytes int    // bytes per recovery read; a larger frame is read whole
+
+	ReadCacheBatchesMax int // verified batches kept in memory for reads (doc.go, The read cache)
+	ReadCacheBytesMax   int // and their bytes: frames plus decoded entries
 }
 
 // Defaults.
@@ -21,7 +24,19 @@ const (
 	DefaultSegmentBytesMax   = 64 << 20
 	DefaultReadRetriesMax    = 8
 	DefaultRecoveryReadBytes = 1 << 20
-	// ReadsInFlightMax bounds the reads waiting for the disk; more are answered ErrBusy.
+	// DefaultReadCacheBatchesMax and DefaultReadCacheBytesMax bound the read cache of one
+	// partition log. Consumers mostly read the newest records, up to 100 per consume
+	// (node.ConsumeMax). The dispatcher aims at about 64 records per partition commit,
+	// so 64 batches hold the last ~4,000 records: a consumer that is a few consumes behind
+	// the producers still reads from memory. 8 MiB holds 128 frames of 64 KiB (64 records
+	// of 1 KiB), so with ordinary payloads the batch bound is the one that binds; the byte
+	// bound caps what large payloads can take. The cost is per partition log: a node
+	// holding P partitions keeps at most P × 8 MiB. A batch larger than the byte bound is
+	// never cached (every read of it goes to the disk).
+	DefaultReadCacheBatchesMax = 64
+	DefaultReadCacheBytesMax   = 8 << 20
+	// ReadsInFlightMax bounds the reads waiting for the disk (a read answered from the
+	// cache never waits); more are answered ErrBusy.
 	ReadsInFlightMax = 4096
 	// recoveryReadBytesMin lets a read hold a frame header and a batch header, which the
 	// scan and the search need to make progress.
@@ -45,6 +60,12 @@ func (c Config) withDefaults() Config {
 		c.RecoveryReadBytes = DefaultRecoveryReadBytes
 	}
 	c.RecoveryReadBytes = max(c.RecoveryReadBytes, recoveryReadBytesMin)
+	if c.ReadCacheBatchesMax <= 0 {
+		c.ReadCacheBatchesMax = DefaultReadCacheBatchesMax
+	}
+	if c.ReadCacheBytesMax <= 0 {
+		c.ReadCacheBytesMax = DefaultReadCacheBytesMax
+	}
 	return c
 }
 
@@ -89,7 +110,9 @@ type Stored struct {
 
 // ReadDone answers one Read. Records holds up to the requested number of records
 // starting at the requested offset, all from one batch; it is empty at or past the
-// high-watermark. The slices alias a buffer that now belongs to the caller.
+// high-watermark. The Key and Payload slices are copies made for this answer (one buffer
+// per answer) and belong to the caller, who may keep or write them: they alias neither
+// the read cache nor any other answer.
 type ReadDone struct {
 	Token   uint64
 	Records []Stored
@@ -129,6 +152,9 @@ type Stats struct {
 	Reads           uint64 // reads answered
 	ReadRetries     uint64 // re-reads after a CRC mismatch or a read error
 	ReadsCorrupt    uint64 // reads answered ErrCorrupt
+	ReadCacheHits   uint64 // reads answered from the read cache, with no disk op
+	ReadCacheMisses uint64 // reads of a stored batch that was not cached (they wait for the disk)
+	ReadsJoined     uint64 // misses that joined a fetch of the same batch already in flight
 	SegmentsRolled  uint64 // segments created for commits
 	SegmentsRemoved uint64 // segments removed by retention
 }
@@ -179,7 +205,11 @@ type Log struct {
 
 	nextOpID uint64
 	ops      map[uint64]opPurpose // ops in flight and what they are for
-	reads    map[uint64]*pendingRead
+
+	fetches      map[uint64]*fetch // read op in flight -> the fetch it serves
+	fetching     map[uint64]*fetch // batch base offset -> its fetch in flight, at most one
+	readsWaiting int               // reads waiting for a fetch: at most ReadsInFlightMax
+	cache        readCache         // verified batches (cache.go)
 
 	segs   []segment // oldest first; the last is the active one
 	hw     uint64    // high-watermark: next offset to be made visible
@@ -194,7 +224,9 @@ type Log struct {
 
 // New returns a log that does nothing until Open.
 func New(cfg Config) *Log {
-	return &Log{cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, reads: map[uint64]*pendingRead{}}
+	cfg = cfg.withDefaults()
+	return &Log{cfg: cfg, ops: map[uint64]opPurpose{}, fetches: map[uint64]*fetch{}, fetching: map[uint64]*fetch{},
+		cache: newReadCache(cfg.ReadCacheBatchesMax, cfg.ReadCacheBytesMax)}
 }
 
 // Ready returns the actions produced since the last call and clears them.
@@ -225,6 +257,10 @@ func (l *Log) Failed() error { return l.poisoned }
 
 // Stats returns the counters.
 func (l *Log) Stats() Stats { return l.stats }
+
+// ReadCacheSize is how many batches the read cache holds and the bytes charged for them;
+// never more than Config.ReadCacheBatchesMax and Config.ReadCacheBytesMax.
+func (l *Log) ReadCacheSize() (batches, bytes int) { return len(l.cache.byBase), l.cache.bytes }
 
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
@@ -284,7 +320,7 @@ func (l *Log) failRecovery(cause error) {
 	l.poison(cause)
 	l.reportFailed()
 	l.rec = nil
-	assert(len(l.reads) == 0, "a read was issued before recovery finished")
+	assert(l.readsWaiting == 0 && len(l.fetches) == 0, "a read was issued before recovery finished")
 }
 
 func assert(ok bool, msg string) {

@@ -43,6 +43,12 @@ func render(e plog.Entry) string {
 // space by itself. After every restart it checks that the high-watermark never went back
 // and that every acknowledged commit still at or above OldestOffset is readable byte for
 // byte at its offsets; every served record must have been committed at its offset.
+//
+// The read cache is in play with small drawn bounds (so that it evicts) or the defaults:
+// every answer, from the cache or the disk, is checked against the model; a read the
+// cache answered must have issued no op; the bounds hold after every step; and every
+// served record is scribbled over once checked, so an answer that aliased the cache
+// would corrupt a later one.
 func TestPlogStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		seed := rapid.Uint64().Draw(rt, "seed")
@@ -59,6 +65,9 @@ func TestPlogStateMachine(t *testing.T) {
 			SegmentBytesMax:   rapid.Int64Range(100, 1000).Draw(rt, "segmentBytesMax"),
 			RetentionMs:       rapid.SampledFrom([]int64{0, 0, 500, 3000}).Draw(rt, "retentionMs"),
 			RecoveryReadBytes: rapid.IntRange(64, 2048).Draw(rt, "recoveryReadBytes"),
+			// 0 takes the defaults (64 batches, 8 MiB).
+			ReadCacheBatchesMax: rapid.SampledFrom([]int{0, 1, 2, 3, 8}).Draw(rt, "readCacheBatchesMax"),
+			ReadCacheBytesMax:   rapid.SampledFrom([]int{0, 150, 400, 2000}).Draw(rt, "readCacheBytesMax"),
 		}
 		m := &plogModel{acked: map[uint64]string{}, written: map[uint64][]string{}, reads: map[uint64]uint64{}}
 		m.h = newHarness(rt, cfg, d)
@@ -68,6 +77,7 @@ func TestPlogStateMachine(t *testing.T) {
 			"complete": m.complete,
 			"fail":     m.fail,
 			"read":     m.read,
+			"readRun":  m.readRun,
 			"tick":     m.tick,
 			"crash":    func(t *rapid.T) { m.restart(t, true) },
 			"restart":  func(t *rapid.T) { m.restart(t, false) },
@@ -118,6 +128,7 @@ func (m *plogModel) collect(t *rapid.T) {
 			}
 		}
 	}
+	m.checkCacheBounds(t)
 	hw := m.h.l.HighWatermark()
 	if hw < m.maxHW {
 		t.Fatalf("high-watermark went back from %d to %d", m.maxHW, hw)
@@ -152,8 +163,8 @@ func (m *plogModel) checkRead(t *rapid.T, off uint64, r plog.ReadDone) {
 		t.Fatalf("read at %d: %v", off, r.Err)
 	}
 	for i, rec := range r.Records {
-		if rec.Offset != off+uint64(i) || rec.Offset >= m.h.l.HighWatermark() {
-			t.Fatalf("read at %d served offset %d (hw %d)", off, rec.Offset, m.h.l.HighWatermark())
+		if rec.Offset != off+uint64(i) || rec.Offset >= m.h.l.HighWatermark() || rec.Offset < m.h.l.OldestOffset() {
+			t.Fatalf("read at %d served offset %d (oldest %d, hw %d)", off, rec.Offset, m.h.l.OldestOffset(), m.h.l.HighWatermark())
 		}
 		got := render(plog.Entry{Key: rec.Key, HasKey: rec.HasKey, Payload: rec.Payload})
 		if want, ok := m.acked[rec.Offset]; ok && got != want {
@@ -162,6 +173,27 @@ func (m *plogModel) checkRead(t *rapid.T, off uint64, r plog.ReadDone) {
 		if !slices.Contains(m.written[rec.Offset], got) {
 			t.Fatalf("offset %d served %q, never committed there", rec.Offset, got)
 		}
+		// The answer is the caller's: writing into it must not reach the cache.
+		for j := range rec.Key {
+			rec.Key[j] ^= 0xA5
+		}
+		for j := range rec.Payload {
+			rec.Payload[j] ^= 0xA5
+		}
+	}
+}
+
+// checkCacheBounds: the read cache never holds more than its bounds.
+func (m *plogModel) checkCacheBounds(t *rapid.T) {
+	batchesMax, bytesMax := m.h.cfg.ReadCacheBatchesMax, m.h.cfg.ReadCacheBytesMax
+	if batchesMax == 0 {
+		batchesMax = plog.DefaultReadCacheBatchesMax
+	}
+	if bytesMax == 0 {
+		bytesMax = plog.DefaultReadCacheBytesMax
+	}
+	if b, n := m.h.l.ReadCacheSize(); b > batchesMax || n > bytesMax || b < 0 || n < 0 || (b == 0) != (n == 0) {
+		t.Fatalf("read cache holds %d batches and %d bytes, bounds %d and %d", b, n, batchesMax, bytesMax)
 	}
 }
 
@@ -189,9 +221,34 @@ func (m *plogModel) fail(t *rapid.T) {
 
 func (m *plogModel) read(t *rapid.T) {
 	off := rapid.Uint64Range(0, m.h.l.HighWatermark()+2).Draw(t, "offset")
-	tok := m.h.read(off, rapid.IntRange(1, 5).Draw(t, "max"))
-	m.reads[tok] = off
+	m.readOne(t, off, rapid.IntRange(1, 5).Draw(t, "max"))
 	m.collect(t)
+}
+
+// readRun reads a run of offsets one record at a time, as the node reads what it leased:
+// reads of one batch share a fetch or hit the cache.
+func (m *plogModel) readRun(t *rapid.T) {
+	off := rapid.Uint64Range(0, m.h.l.HighWatermark()+2).Draw(t, "offset")
+	for i := range rapid.IntRange(1, 6).Draw(t, "run") {
+		m.readOne(t, off+uint64(i), 1)
+	}
+	m.collect(t)
+}
+
+// readOne issues a read. A cache hit must be answered in the same call, without any op;
+// an answer in the same call with records must be a hit.
+func (m *plogModel) readOne(t *rapid.T, off uint64, max int) {
+	hits, ops := m.h.l.Stats().ReadCacheHits, len(m.h.pending)
+	tok := m.h.read(off, max)
+	m.reads[tok] = off
+	r, answered := m.h.reads[tok]
+	hit := m.h.l.Stats().ReadCacheHits != hits
+	switch {
+	case hit && (!answered || len(m.h.pending) != ops || len(r.Records) == 0 || r.Err != nil):
+		t.Fatalf("cache hit at %d: answered %v %+v, %d ops issued", off, answered, r, len(m.h.pending)-ops)
+	case answered && len(r.Records) > 0 && !hit:
+		t.Fatalf("read at %d answered at once with records but not from the cache", off)
+	}
 }
 
 func (m *plogModel) tick(t *rapid.T) {

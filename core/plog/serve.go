@@ -11,25 +11,33 @@ import (
 	"github.com/narad/narad/core/disk"
 )
 
-// pendingRead is one Read waiting for the disk.
-type pendingRead struct {
-	token   uint64
-	offset  uint64
-	max     int
+// readWaiter is one Read waiting for a fetch.
+type readWaiter struct {
+	token  uint64
+	offset uint64
+	max    int
+}
+
+// fetch is the ReadAt of one batch frame that is not cached, and every Read waiting for
+// it: reads of the same batch that arrive while it is in flight join it instead of
+// reading the frame again (the node reads a leased batch one record at a time).
+type fetch struct {
 	seg     string   // segment file holding the batch
 	ref     batchRef // a copy: retention or a roll may change the index meanwhile
 	retries int
+	waiters []readWaiter // in arrival order, which is the order they are answered in
 }
 
 // errMisplaced: a frame that is valid but not the batch the index says is there.
 var errMisplaced = errors.New("plog: frame is not the indexed batch")
 
 // Read asks for up to maxRecords records starting at offset, from the one batch that holds
-// offset. The answer is a ReadDone with the same token; it may come at once (nothing to
-// read, an error) or after one ReadAt of the batch's frame. Only offsets below the
-// high-watermark are served; at or past it the answer is empty with a nil error, as it is
-// for maxRecords < 1. Reads go on after a failed fdatasync, and may run alongside each
-// other and a commit.
+// offset. The answer is a ReadDone with the same token; it comes at once when there is
+// nothing to read, on an error, or when the batch is in the read cache, and otherwise
+// after one ReadAt of the batch's frame (shared with the other reads of that batch in
+// flight). Only offsets below the high-watermark are served; at or past it the answer is
+// empty with a nil error, as it is for maxRecords < 1. Reads go on after a failed
+// fdatasync, and may run alongside each other and a commit.
 func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 	switch {
 	case l.state == stateNew || l.state == stateRecovering:
@@ -44,9 +52,6 @@ func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 	case offset < l.oldest:
 		l.answerRead(token, nil, ErrRemoved)
 		return
-	case len(l.reads) >= ReadsInFlightMax:
-		l.answerRead(token, nil, ErrBusy)
-		return
 	}
 	seg, ref, ok := l.locate(offset)
 	if !ok {
@@ -55,7 +60,28 @@ func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 		l.answerRead(token, nil, fmt.Errorf("%w: offset %d lies in a damaged range", ErrCorrupt, offset))
 		return
 	}
-	l.issueRead(&pendingRead{token: token, offset: offset, max: maxRecords, seg: seg.name, ref: ref})
+	if cb := l.cache.get(ref.base); cb != nil {
+		assert(cb.ref == ref && ref.base+uint64(ref.count) <= l.hw, "a cached batch differs from the index")
+		l.stats.ReadCacheHits++
+		l.answerRead(token, cb.serve(offset, maxRecords), nil)
+		return
+	}
+	if l.readsWaiting >= ReadsInFlightMax {
+		l.answerRead(token, nil, ErrBusy)
+		return
+	}
+	l.stats.ReadCacheMisses++
+	l.readsWaiting++
+	w := readWaiter{token: token, offset: offset, max: maxRecords}
+	if f := l.fetching[ref.base]; f != nil {
+		assert(f.ref == ref, "a fetch in flight differs from the index")
+		l.stats.ReadsJoined++
+		f.waiters = append(f.waiters, w)
+		return
+	}
+	f := &fetch{seg: seg.name, ref: ref, waiters: []readWaiter{w}}
+	l.fetching[ref.base] = f
+	l.issueFetch(f)
 }
 
 func (l *Log) answerRead(token uint64, recs []Stored, err error) {
@@ -80,53 +106,68 @@ func (l *Log) locate(offset uint64) (*segment, batchRef, bool) {
 	return seg, ref, true
 }
 
-func (l *Log) issueRead(pr *pendingRead) {
-	id := l.issue(purposeRead, disk.Op{Kind: disk.KindReadAt, Name: pr.seg, Off: pr.ref.pos, Len: int(pr.ref.size)})
-	l.reads[id] = pr
+func (l *Log) issueFetch(f *fetch) {
+	id := l.issue(purposeRead, disk.Op{Kind: disk.KindReadAt, Name: f.seg, Off: f.ref.pos, Len: int(f.ref.size)})
+	l.fetches[id] = f
 }
 
 // readStep checks what came back. Bytes are served only when the whole frame passes its
 // CRC and is the batch the index expects; anything else is read again, and reported
-// ErrCorrupt when every read fails (read corruption is transient in the fault model).
+// ErrCorrupt when every read fails (read corruption is transient in the fault model). A
+// batch that retention removed meanwhile is answered ErrRemoved, like a Read of it now.
+// A frame that passes is cached and every waiting read is answered from it.
 func (l *Log) readStep(res disk.Result) {
-	pr, ok := l.reads[res.ID]
-	assert(ok, "read completion with no read waiting")
-	delete(l.reads, res.ID)
+	f, ok := l.fetches[res.ID]
+	assert(ok, "read completion with no fetch waiting")
+	delete(l.fetches, res.ID)
+	if f.ref.base < l.oldest {
+		// Segments go whole, so the batch lies entirely below OldestOffset, and so does
+		// every offset waiting for it. Whatever the read returned, it is not served.
+		l.finishFetch(f, nil, ErrRemoved)
+		return
+	}
 	if res.Err != nil {
-		if errors.Is(res.Err, disk.ErrNotExist) && pr.offset < l.oldest {
-			l.answerRead(pr.token, nil, ErrRemoved) // retention removed it meanwhile
-			return
-		}
-		l.retryRead(pr, res.Err)
+		l.retryFetch(f, res.Err)
 		return
 	}
 	bt, n, err := DecodeBatch(res.Data)
-	if err == nil && (n != len(res.Data) || bt.BaseOffset != pr.ref.base || len(bt.Entries) != int(pr.ref.count)) {
+	if err == nil && (n != len(res.Data) || bt.BaseOffset != f.ref.base || len(bt.Entries) != int(f.ref.count)) {
 		err = errMisplaced
 	}
 	if err != nil {
-		l.retryRead(pr, err)
+		l.retryFetch(f, err)
 		return
 	}
-	first := int(pr.offset - bt.BaseOffset)
-	n = min(pr.max, len(bt.Entries)-first)
-	recs := make([]Stored, n)
-	for i := range recs {
-		e := bt.Entries[first+i]
-		recs[i] = Stored{Offset: pr.offset + uint64(i), Key: e.Key, HasKey: e.HasKey, Payload: e.Payload, CommitTimeMs: bt.CommitTimeMs}
-	}
-	l.answerRead(pr.token, recs, nil)
+	// res.Data came from the disk for this op alone, and the log hands out only copies of
+	// it: the cache may keep the entries that alias it.
+	l.finishFetch(f, l.cache.put(f.ref, bt), nil)
 }
 
-func (l *Log) retryRead(pr *pendingRead, cause error) {
-	if pr.retries < l.cfg.ReadRetriesMax {
-		pr.retries++
+func (l *Log) retryFetch(f *fetch, cause error) {
+	if f.retries < l.cfg.ReadRetriesMax {
+		f.retries++
 		l.stats.ReadRetries++
-		l.issueRead(pr)
+		l.issueFetch(f)
 		return
 	}
-	l.stats.ReadsCorrupt++
-	l.answerRead(pr.token, nil, fmt.Errorf("%w: offset %d after %d reads: %v", ErrCorrupt, pr.offset, pr.retries+1, cause))
+	l.stats.ReadsCorrupt += uint64(len(f.waiters))
+	l.finishFetch(f, nil, fmt.Errorf("%w: batch at offset %d after %d reads: %v", ErrCorrupt, f.ref.base, f.retries+1, cause))
+}
+
+// finishFetch answers every read waiting for f, in arrival order: from cb when it is
+// set, else with err.
+func (l *Log) finishFetch(f *fetch, cb *cachedBatch, err error) {
+	assert(l.fetching[f.ref.base] == f, "finishing a fetch that is not in flight")
+	delete(l.fetching, f.ref.base)
+	l.readsWaiting -= len(f.waiters)
+	assert(l.readsWaiting >= 0, "more reads finished than were waiting")
+	for _, w := range f.waiters {
+		if cb != nil {
+			l.answerRead(w.token, cb.serve(w.offset, w.max), nil)
+		} else {
+			l.answerRead(w.token, nil, err)
+		}
+	}
 }
 
 // Tick fires deadlines: retention (see NextDeadline).
@@ -165,6 +206,7 @@ func (l *Log) maybeRetain(nowNs int64) {
 	l.removing = true
 	l.oldest = l.segs[1].base // reads of the removed offsets are answered ErrRemoved from now
 	l.segs = append(l.segs[:0:0], l.segs[1:]...)
+	l.cache.dropBelow(l.oldest) // nor are they served from memory
 	l.issue(purposeRetain, disk.Op{Kind: disk.KindRemove, Name: name})
 }
 

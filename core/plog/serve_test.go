@@ -84,19 +84,21 @@ func TestReadsConcurrentWithCommit(t *testing.T) {
 }
 
 // With ReadCorruptProb 0.3 (and read errors), every answer is the exact bytes or an
-// error: a flipped bit never reaches a caller.
+// error: a flipped bit never reaches a caller, and never enters the read cache. The cache
+// holds one batch and starts empty (a restart), so most reads go to the disk.
 func TestReadCorruptionNeverReachesCaller(t *testing.T) {
 	var served, refused int
 	for seed := uint64(1); seed <= 10; seed++ {
 		d := sim.NewDisk(rng.New(seed), sim.DiskConfig{ReadCorruptProb: 0.3, ReadErrorProb: 0.1})
 		d.SetFaults(false)
-		h := newHarness(t, plog.Config{}, d)
+		h := newHarness(t, plog.Config{ReadCacheBatchesMax: 1}, d)
 		want := map[uint64]string{}
 		for i := 0; i < 20; i++ {
 			p := fmt.Sprintf("payload-%d-%d", seed, i)
 			c := h.commitNow(p, p+"x")
 			want[c.BaseOffset], want[c.BaseOffset+1] = p, p+"x"
 		}
+		h.open()
 		d.SetFaults(true)
 		for n := 0; n < 200; n++ {
 			off := uint64(n % 40)
@@ -115,8 +117,8 @@ func TestReadCorruptionNeverReachesCaller(t *testing.T) {
 			}
 			served++
 		}
-		if h.l.Stats().ReadRetries == 0 {
-			t.Fatalf("seed %d: no re-reads with corrupted reads", seed)
+		if st := h.l.Stats(); st.ReadRetries == 0 || st.ReadCacheHits == 0 || st.ReadCacheMisses < 50 {
+			t.Fatalf("seed %d: with corrupted reads, want re-reads, hits and misses: %+v", seed, st)
 		}
 	}
 	if refused > served/100 {
@@ -129,6 +131,7 @@ func TestPersistentReadCorruptionIsErrCorrupt(t *testing.T) {
 	d.SetFaults(false)
 	h := newHarness(t, plog.Config{ReadRetriesMax: 3}, d)
 	h.commitNow("a")
+	h.open() // a restart: the read cache starts empty
 	d.SetFaults(true)
 	before := d.Stats().Ops[disk.KindReadAt]
 	r := h.readNow(0, 1)
@@ -140,15 +143,17 @@ func TestPersistentReadCorruptionIsErrCorrupt(t *testing.T) {
 	}
 }
 
+// The bound counts reads waiting for the disk, even when they share one fetch.
 func TestReadsInFlightAreBounded(t *testing.T) {
 	h := newHarness(t, plog.Config{}, nil)
 	h.commitNow("a")
+	h.open() // a restart: the read cache starts empty
 	for i := 0; i < plog.ReadsInFlightMax; i++ {
 		h.read(0, 1)
 	}
 	r := h.reads[h.read(0, 1)]
-	if !errors.Is(r.Err, plog.ErrBusy) {
-		t.Fatalf("%+v", r)
+	if !errors.Is(r.Err, plog.ErrBusy) || len(h.pending) != 1 {
+		t.Fatalf("%+v, pending %d", r, len(h.pending))
 	}
 	h.completeAll()
 	if !bytes.Equal(h.readNow(0, 1).Records[0].Payload, []byte("a")) {
@@ -220,6 +225,7 @@ func TestRetentionRemovesOldSegments(t *testing.T) {
 
 func TestRetentionReadInFlightOnRemovedSegment(t *testing.T) {
 	h := rollingHarness(t, 500)
+	h.open()            // a restart: the read cache starts empty
 	tok := h.read(0, 1) // issued while the segment exists
 	h.now = 1600 * msNs
 	h.l.Tick(h.now)
