@@ -3,8 +3,11 @@ package node_test
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/node"
 )
 
@@ -179,4 +182,53 @@ func TestFlushPersistsAcksBeforeTheirInterval(t *testing.T) {
 			t.Fatalf("unflushed acks: want all 3 redelivered (at-least-once), got %d", len(r.Messages))
 		}
 	}
+}
+
+// settleWhere completes, FIFO, only the pending ops whose file is under prefix.
+func (h *harness) settleWhere(prefix string) {
+	h.pump()
+	for i := 0; ; i++ {
+		if i > 100_000 {
+			h.t.Fatalf("ops under %s never stop", prefix)
+		}
+		j := slices.IndexFunc(h.ops, func(op disk.Op) bool { return strings.HasPrefix(op.Name, prefix) })
+		if j < 0 {
+			return
+		}
+		op := h.ops[j]
+		h.ops = slices.Delete(h.ops, j, j+1)
+		h.n.DiskDone(h.now, disk.Apply(h.d, op))
+		h.pump()
+	}
+}
+
+// A consume waiting for its records to be read when the topic is deleted is answered
+// (not left waiting for reads that now complete into nothing).
+func TestConsumeWaitingForReadsAnsweredWhenTopicDeleted(t *testing.T) {
+	h := newHarness(t, nil)
+	createTopic(t, h, "t", 1)
+	produce(t, h, "t", "a", "b")
+	h.crash() // nothing cached: the consume must read from disk
+	h.tok++
+	consumeTok := h.tok
+	h.n.Consume(h.now, consumeTok, node.ConsumeRequest{Topic: "t", Partition: -1, Max: 2})
+	h.pump()
+	if _, answered := h.resps[consumeTok]; answered {
+		t.Fatal("consume answered before its reads completed: the test needs reads in flight")
+	}
+	h.tok++
+	delTok := h.tok
+	h.n.DeleteTopic(h.now, delTok, "t")
+	h.settleWhere("meta/")
+	if r, ok := h.resps[delTok]; !ok || r.Err != nil {
+		t.Fatalf("delete: %+v %v", r, ok)
+	}
+	r, ok := h.resps[consumeTok]
+	if !ok {
+		t.Fatal("consume still waiting after its topic was deleted")
+	}
+	if !errors.Is(r.Err, node.ErrTopicNotFound) {
+		t.Fatalf("consume answered %v, want ErrTopicNotFound", r.Err)
+	}
+	h.settle() // the reads complete into nothing
 }

@@ -87,8 +87,29 @@ func (n *Node) dropDeletedPartitions() {
 		if p.commitID != 0 {
 			n.disp.CommitDone(0, p.commitID, errPartitionDropped)
 		}
+		n.abandonReads(pk)
 		return true
 	})
+}
+
+// abandonReads answers the consumes waiting for reads of a dropped partition: those reads
+// complete into nothing, so the consumes would otherwise wait forever.
+func (n *Node) abandonReads(pk partKey) {
+	var toks []uint64
+	for tok, ref := range n.readOps { //narad:sorted
+		if ref.op.topic.ID == pk.topicID {
+			toks = append(toks, tok)
+		}
+	}
+	slices.Sort(toks)
+	for _, tok := range toks {
+		op := n.readOps[tok].op
+		delete(n.readOps, tok)
+		if _, waiting := n.consumes[op.token]; waiting {
+			delete(n.consumes, op.token)
+			n.respond(Response{Token: op.token, Err: ErrTopicNotFound})
+		}
+	}
 }
 
 var errPartitionDropped = errors.New("node: partition dropped with its topic")
