@@ -1,11 +1,23 @@
 // Command narad is the Narad broker daemon.
 //
-//	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL]
+//	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL] [-node-id ID]
+//	            [-produce-inflight-max N]
 //	narad version
+//	narad help
 //
-// This first version runs the ingress write-ahead log only: it accepts produce requests
-// and answers 202 once each record is durable in the WAL. There is no metastore yet, so
-// topics are not created or looked up: every valid topic name is accepted. See usage.
+// serve runs one broker node on the files under the data directory (io/nodeshell: the
+// ingress write-ahead log, the metastore replica, the partition logs and the consume
+// leases) behind the HTTP API of API.md (io/httpapi): produce, consume and ack, topics,
+// /healthz, /readyz and /metrics. The node is a cluster of one: it is its own metastore
+// leader and owns every partition. Access control and /v1/cluster/members are not served
+// yet, so every /v1 route is open: bind it to a trusted address (loopback by default).
+//
+// On start the node recovers its logs; /readyz answers 503 until that is done. SIGTERM or
+// SIGINT shuts it down cleanly: /healthz and every /v1 route answer 503, requests being
+// served finish (a long poll included, within a bound), then the WAL checkpoint and the
+// accepted acks are made durable and the files closed. A second signal stops waiting for
+// the requests. A fatal node error (a failed fsync, a corrupt log) logs the reason and
+// exits with status 1; a restart recovers from the disk. See usageText for the flags.
 package main
 
 import (
@@ -17,6 +29,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -25,18 +38,22 @@ import (
 var version = "0.0.0-dev"
 
 const usageText = `usage:
-  narad serve [flags]   run the broker (ingress WAL and HTTP API)
+  narad serve [flags]   run a broker node (HTTP API over the node's files)
   narad version         print the version
   narad help            print this text
 
 serve flags (each falls back to an environment variable, then to a default):
-  -data DIR             data directory (NARAD_DATA, default ./data)
-  -addr HOST:PORT       HTTP listen address (NARAD_ADDR, default 127.0.0.1:7942)
-  -log-level LEVEL      debug, info, warn or error (NARAD_LOG_LEVEL, default info)
+  -data DIR                 data directory (NARAD_DATA, default ./data)
+  -addr HOST:PORT           HTTP listen address (NARAD_ADDR, default 127.0.0.1:7942)
+  -log-level LEVEL          debug, info, warn or error (NARAD_LOG_LEVEL, default info)
+  -node-id ID               node name shown as owner_node (NARAD_NODE_ID, default the host name)
+  -produce-inflight-max N   produce requests served at once; one more is answered 429
+                            (NARAD_PRODUCE_INFLIGHT_MAX, default 0: unlimited)
 
-This version stores produced records in the ingress WAL only. There is no metastore yet:
-topics cannot be created or listed, and every valid topic name is accepted by produce
-(unknown topics are not detected, so produce never answers 404 for now).
+The node is a cluster of one and serves no access control yet: every /v1 route is open.
+SIGTERM or SIGINT shuts it down cleanly; a second signal stops waiting for requests.
+Exit status: 0 after a clean shutdown, 1 when the node failed or could not start, 2 on
+a usage error.
 `
 
 func main() {
@@ -80,13 +97,6 @@ func versionString() string {
 	return fmt.Sprintf("narad %s%s %s/%s %s", version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// config is what serve runs with.
-type config struct {
-	data     string     // data directory; the WAL lives in data/wal
-	addr     string     // HTTP listen address
-	logLevel slog.Level // minimum level logged
-}
-
 // parseServeFlags reads serve's flags; an unset flag falls back to its environment
 // variable, then to its default.
 func parseServeFlags(args []string, stderr io.Writer) (config, error) {
@@ -96,20 +106,39 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	data := fs.String("data", envOr("NARAD_DATA", "./data"), "data directory (NARAD_DATA)")
 	addr := fs.String("addr", envOr("NARAD_ADDR", "127.0.0.1:7942"), "HTTP listen address (NARAD_ADDR)")
 	level := fs.String("log-level", envOr("NARAD_LOG_LEVEL", "info"), "debug|info|warn|error (NARAD_LOG_LEVEL)")
+	nodeID := fs.String("node-id", envOr("NARAD_NODE_ID", defaultNodeID()), "node name (NARAD_NODE_ID)")
+	inflight := fs.String("produce-inflight-max", envOr("NARAD_PRODUCE_INFLIGHT_MAX", "0"),
+		"produce requests served at once, 0: unlimited (NARAD_PRODUCE_INFLIGHT_MAX)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	cfg := config{data: *data, addr: *addr}
+	cfg := config{data: *data, addr: *addr, nodeID: *nodeID}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil || !validLevel(*level) {
 		return config{}, fmt.Errorf("bad log level %q: want debug, info, warn or error", *level)
 	}
-	if cfg.data == "" {
+	n, err := strconv.Atoi(*inflight)
+	if err != nil || n < 0 {
+		return config{}, fmt.Errorf("bad produce-inflight-max %q: want an integer, 0 or more", *inflight)
+	}
+	cfg.produceInFlightMax = n
+	switch {
+	case cfg.data == "":
 		return config{}, fmt.Errorf("empty data directory")
+	case cfg.nodeID == "":
+		return config{}, fmt.Errorf("empty node id")
 	}
 	return cfg, nil
+}
+
+// defaultNodeID is the host name, which names the node in partition_stats.
+func defaultNodeID() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "narad"
 }
 
 // validLevel accepts exactly the four level names (slog also takes forms like "info+2").

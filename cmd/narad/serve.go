@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,131 +10,44 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/narad/narad/core/wal"
-	"github.com/narad/narad/io/walshell"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/io/httpapi"
+	"github.com/narad/narad/io/nodeshell"
 )
 
-// shutdownTimeout bounds the wait for in-flight requests on shutdown.
-const shutdownTimeout = 10 * time.Second
+const (
+	// shutdownTimeout bounds the wait for requests being served on shutdown. It is longer
+	// than the longest long poll (10 s), so that a consumer parked at the signal gets its
+	// true answer rather than a cut connection.
+	shutdownTimeout = 15 * time.Second
+	// readyPollInterval is how often startup looks whether the node has recovered (the
+	// shell has no notification for it), to log the recovery time.
+	readyPollInterval = 5 * time.Millisecond
+	// recoveringLogInterval spaces the "still recovering" lines of a long recovery.
+	recoveringLogInterval = 5 * time.Second
+)
 
-// server is the daemon's state: the WAL and the HTTP handlers in front of it.
-type server struct {
-	log      *slog.Logger
-	wal      *walshell.Shell
-	mux      *http.ServeMux
-	shutting atomic.Bool   // shutdown began: healthz and produce answer 503
-	rr       atomic.Uint64 // round-robin counter for produces with neither key nor partition
+// config is what serve runs with.
+type config struct {
+	data               string     // data directory (io/nodeshell's root)
+	addr               string     // HTTP listen address
+	logLevel           slog.Level // minimum level logged
+	nodeID             string     // node name, shown as owner_node
+	produceInFlightMax int        // produce requests served at once; 0: unlimited
 
-	closeOnce sync.Once
-	closeErr  error
+	// node holds the core's settings that have no flag; serve sets its NodeID. The zero
+	// value takes the core's defaults, which is what the command line gives: only tests
+	// change it (small partition segments, to see retention remove one).
+	node node.Config
 }
 
-// newServer opens (and so recovers) the WAL under cfg.data and builds the HTTP handlers.
-func newServer(cfg config, logger *slog.Logger) (*server, error) {
-	start := time.Now()
-	shell, rec, err := walshell.Open(cfg.data, wal.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("open WAL in %s: %w", cfg.data, err)
-	}
-	logRecovery(logger, cfg.data, rec, time.Since(start))
-	s := &server{log: logger, wal: shell, mux: http.NewServeMux()}
-	s.routes()
-	return s, nil
-}
-
-func logRecovery(logger *slog.Logger, data string, rec *wal.Recovery, took time.Duration) {
-	logger.Info("wal recovered",
-		"data", data,
-		"checkpoint", rec.Checkpoint,
-		"next_seq", rec.NextSeq,
-		"records_to_replay", len(rec.Records),
-		"corrupt_skipped", rec.CorruptSkip,
-		"decisions", rec.Decisions,
-		"took", took)
-	if len(rec.Records) > 0 {
-		// Nothing dispatches records out of the WAL yet: they stay there (the checkpoint
-		// does not move) and will be dispatched once the partition logs exist.
-		logger.Warn("recovered records are not dispatched by this version; they stay in the WAL",
-			"first_seq", rec.Records[0].Seq, "last_seq", rec.Records[len(rec.Records)-1].Seq)
-	}
-}
-
-func (s *server) routes() {
-	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
-	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
-	s.mux.HandleFunc("POST /v1/topics/{topic}/produce", s.handleProduce)
-	// The same paths with another method: 405 in JSON rather than the mux's plain text.
-	s.mux.HandleFunc("/healthz", methodNotAllowed("GET, HEAD"))
-	s.mux.HandleFunc("/readyz", methodNotAllowed("GET, HEAD"))
-	s.mux.HandleFunc("/v1/topics/{topic}/produce", methodNotAllowed("POST"))
-	// Every other route, /v1 included, is a JSON 404.
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
-	})
-}
-
-// Handler returns the HTTP handler of every route.
-func (s *server) Handler() http.Handler { return s.mux }
-
-// beginShutdown makes healthz and produce answer 503 from now on.
-func (s *server) beginShutdown() { s.shutting.Store(true) }
-
-// Close begins shutdown if it had not begun, then closes the WAL: it waits for every
-// append already staged to be answered. Later appends are refused. Idempotent.
-func (s *server) Close() error {
-	s.beginShutdown()
-	s.closeOnce.Do(func() { s.closeErr = s.wal.Close() })
-	return s.closeErr
-}
-
-func (s *server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
-	if s.shutting.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-// handleReadyz answers 200 while the WAL is open and not failed. (Once there is a
-// metastore, readiness will also need its replica caught up with a known leader.)
-func (s *server) handleReadyz(w http.ResponseWriter, _ *http.Request) {
-	switch err := s.wal.Failed(); {
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, "wal failed: "+err.Error())
-	case s.shutting.Load():
-		writeError(w, http.StatusServiceUnavailable, "shutting down")
-	default:
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	}
-}
-
-func methodNotAllowed(allow string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil { // only plain maps of strings are written: cannot happen
-		panic("narad: marshal response: " + err.Error())
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// runServe is `narad serve`: open the WAL, serve HTTP until a signal on stop, shut down.
+// runServe is `narad serve`: parse the flags, then serve until a signal on stop.
 func runServe(args []string, stderr io.Writer, stop <-chan os.Signal) int {
 	cfg, err := parseServeFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -145,75 +57,209 @@ func runServe(args []string, stderr io.Writer, stop <-chan os.Signal) int {
 		fmt.Fprintln(stderr, "narad serve:", err)
 		return 2
 	}
-	logger := newLogger(stderr, cfg.logLevel)
-	logger.Info("starting", "version", versionString(), "data", cfg.data, "addr", cfg.addr)
-	srv, err := newServer(cfg, logger)
+	return serve(cfg, newLogger(stderr, cfg.logLevel), stop)
+}
+
+// daemon is a running node: the shell, the HTTP layer in front of it and the server.
+type daemon struct {
+	cfg      config
+	log      *slog.Logger
+	shell    *nodeshell.Shell
+	api      *httpapi.Server
+	requests requestCounter
+	hs       *http.Server
+	ln       net.Addr   // the address listened on (the port chosen for ":0")
+	served   chan error // hs.Serve's return
+}
+
+// serve opens the node, serves HTTP on cfg.addr until a signal on stop, a fatal node error
+// or a failure of the HTTP server, then shuts down. It returns the exit status: 0 after a
+// clean shutdown, 1 when the node failed or something could not start or stop cleanly.
+func serve(cfg config, logger *slog.Logger, stop <-chan os.Signal) int {
+	started := time.Now()
+	logger.Info("starting", "version", versionString(), "data", cfg.data, "addr", cfg.addr, "node_id", cfg.nodeID)
+	d, err := start(cfg, logger)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		logger.Error("cannot listen", "addr", cfg.addr, "err", err)
-		if err := srv.Close(); err != nil {
-			logger.Error("closing the WAL", "err", err)
-		}
-		return 1
-	}
-	return serveUntil(srv, ln, stop, logger)
+	logger.Info("listening", "addr", d.addr(), "data", cfg.data)
+	status, failed, serving := d.wait(stop, started)
+	stopping := time.Now()
+	status = max(status, d.shutdown(stop, failed, serving))
+	logger.Info("stopped", "status", status, "shutdown", time.Since(stopping).Round(time.Millisecond),
+		"uptime", time.Since(started).Round(time.Second))
+	return status
 }
 
-// serveUntil serves on ln until a signal arrives on stop (or serving fails), then shuts
-// down: healthz and produce turn 503, the HTTP server waits up to shutdownTimeout for
-// in-flight requests (a second signal cuts that short), and the WAL is closed.
-func serveUntil(srv *server, ln net.Listener, stop <-chan os.Signal, logger *slog.Logger) int {
-	hs := &http.Server{
-		Handler:           srv.Handler(),
+// start opens the node (its recovery goes on in the background), registers its metrics
+// beside the HTTP layer's, and starts serving HTTP. On an error nothing is left open.
+func start(cfg config, logger *slog.Logger) (*daemon, error) {
+	ncfg := cfg.node
+	ncfg.NodeID = cfg.nodeID
+	shell, err := nodeshell.Open(cfg.data, ncfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the node in %s: %w", cfg.data, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := shell.Register(reg); err != nil {
+		return nil, errors.Join(fmt.Errorf("register the node's metrics: %w", err), shell.Close())
+	}
+	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1)}
+	d.requests.idle = make(chan struct{}, 1)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "narad_http_requests_in_flight",
+		Help: "HTTP requests being served, long polls included (a scrape counts itself).",
+	}, func() float64 { return float64(d.requests.n.Load()) }))
+	d.api = httpapi.New(shell, httpapi.Options{Logger: logger, Registry: reg, InFlightMax: cfg.produceInFlightMax})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, errors.Join(err, shell.Close())
+	}
+	d.ln = ln.Addr()
+	d.hs = &http.Server{
+		Handler:           d.requests.wrap(d.api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String())
-	status, serving := 0, true
-	select {
-	case sig := <-stop:
-		logger.Info("shutting down", "signal", sig)
-	case err := <-served:
-		logger.Error("http server stopped", "err", err)
-		status, serving = 1, false
+	go func() { d.served <- d.hs.Serve(ln) }()
+	return d, nil
+}
+
+// addr is the address the server listens on.
+func (d *daemon) addr() string { return d.ln.String() }
+
+// wait blocks until a signal on stop, a fatal node error or the HTTP server stopping. On
+// the way it logs when the node has recovered. It returns the exit status so far, whether
+// the node failed, and whether the HTTP server is still serving.
+func (d *daemon) wait(stop <-chan os.Signal, started time.Time) (status int, failed, serving bool) {
+	poll := time.NewTicker(readyPollInterval)
+	defer poll.Stop()
+	recovering := true
+	lastLog := started
+	for {
+		select {
+		case sig := <-stop:
+			d.log.Info("shutting down", "signal", sig.String())
+			return 0, false, true
+		case <-d.shell.Failed():
+			d.log.Error("node failed; exiting (a restart recovers from the disk)", "err", d.shell.Failure())
+			return 1, true, true
+		case err := <-d.served:
+			d.log.Error("http server stopped", "err", err)
+			return 1, false, false
+		case now := <-poll.C:
+			if !recovering {
+				continue
+			}
+			err := d.shell.Ready()
+			if err == nil {
+				recovering = false
+				poll.Stop() // nothing more to poll: the other cases are channels
+				d.log.Info("ready", "data", d.cfg.data, "addr", d.addr(), "node_id", d.cfg.nodeID,
+					"recovery", now.Sub(started).Round(time.Millisecond))
+				continue
+			}
+			if now.Sub(lastLog) >= recoveringLogInterval {
+				lastLog = now
+				d.log.Info("still recovering", "reason", err, "for", now.Sub(started).Round(time.Second))
+			}
+		}
 	}
-	srv.beginShutdown()
-	shutdownHTTP(hs, stop, logger)
+}
+
+// shutdown stops serving and closes the node. After a signal the daemon drains first:
+// /healthz and every /v1 route answer 503 to new requests (clients and load balancers see
+// why, rather than a refused connection) while the requests being served finish, a long
+// poll included; then the listener closes. After a node failure there is no drain: the
+// requests being served get the node's answer (a produce 500), and new connections are
+// refused at once. Both waits together are bounded by shutdownTimeout, and another signal
+// cuts them short. Then the shell persists the checkpoint and the acks and closes the
+// files. shutdown returns 1 if the node failed on the way or did not close cleanly.
+func (d *daemon) shutdown(stop <-chan os.Signal, failed, serving bool) int {
+	if !failed {
+		d.api.BeginShutdown()
+	}
+	d.shutdownHTTP(stop, !failed && serving)
 	if serving {
-		<-served // http.ErrServerClosed, as soon as Shutdown began
+		<-d.served // http.ErrServerClosed, as soon as Shutdown began
 	}
-	if err := srv.Close(); err != nil {
-		logger.Error("closing the WAL", "err", err)
+	status := 0
+	if err := d.shell.Close(); err != nil {
+		d.log.Error("closing the node", "err", err)
 		status = 1
 	}
-	st := srv.wal.Stats()
-	logger.Info("stopped", "groups_synced", st.GroupsSynced, "records_synced", st.RecordsSynced,
-		"bytes_synced", st.BytesSynced)
+	if err := d.shell.Failure(); err != nil && !failed {
+		d.log.Error("node failed while shutting down", "err", err)
+		status = 1
+	}
 	return status
 }
 
-// shutdownHTTP stops accepting connections and waits for in-flight requests, at most
-// shutdownTimeout or until another signal arrives, then closes what is left.
-func shutdownHTTP(hs *http.Server, stop <-chan os.Signal, logger *slog.Logger) {
+// shutdownHTTP drains (if drain) and stops the HTTP server, waiting for the requests being
+// served at most shutdownTimeout or until a signal arrives; then it closes what is left.
+func (d *daemon) shutdownHTTP(stop <-chan os.Signal, drain bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	go func() {
 		select {
 		case sig := <-stop:
-			logger.Warn("second signal: not waiting for in-flight requests", "signal", sig)
+			d.log.Warn("another signal: not waiting for the requests being served", "signal", sig.String())
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	if err := hs.Shutdown(ctx); err != nil {
-		logger.Warn("in-flight requests did not finish; closing their connections", "err", err)
-		_ = hs.Close()
+	if drain {
+		if n := d.requests.n.Load(); n > 0 {
+			d.log.Info("draining: new requests answer 503 until those being served finish", "requests", n)
+		}
+		d.requests.drain(ctx)
+	}
+	if err := d.hs.Shutdown(ctx); err != nil {
+		d.log.Warn("requests still being served; closing their connections", "err", err)
+		_ = d.hs.Close()
+	}
+}
+
+// requestCounter counts the HTTP requests being served, so that shutdown can wait for
+// them while the listener still answers new ones. Two atomic adds per request: it sits
+// on the produce path.
+type requestCounter struct {
+	n        atomic.Int64
+	draining atomic.Bool
+	idle     chan struct{} // capacity 1: a token when n drops to 0 while draining
+}
+
+func (c *requestCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.n.Add(1)
+		defer c.done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// done ends a request. A drain that saw n > 0 has set draining before this Add can bring
+// n to 0, so it gets the token; one that read n after this Add sees 0 itself.
+func (c *requestCounter) done() {
+	if c.n.Add(-1) == 0 && c.draining.Load() {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain waits until no request is being served or ctx is done. Requests that arrive
+// meanwhile are answered 503 at once, so they do not hold it up for long.
+func (c *requestCounter) drain(ctx context.Context) {
+	c.draining.Store(true)
+	for c.n.Load() > 0 {
+		select {
+		case <-c.idle:
+		case <-ctx.Done():
+			return
+		}
 	}
 }

@@ -65,8 +65,8 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, topic string) (int,
 	}{out})
 }
 
-var errHandleRequired = &apiError{http.StatusBadRequest,
-	`receipt_handle is required (or a body {"receipt_handles":[…]})`}
+var errHandleRequired = &apiError{status: http.StatusBadRequest,
+	msg: `receipt_handle is required (or a body {"receipt_handles":[…]})`}
 
 // ackOne acks a single handle and answers its own status.
 func (s *Server) ackOne(w http.ResponseWriter, r *http.Request, topic, handle string, mode node.AckMode) (int, error) {

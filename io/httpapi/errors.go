@@ -15,9 +15,11 @@ import (
 type apiError struct {
 	status int
 	msg    string
+	cause  error // the broker's error this one answers, if any (errors.Is sees it)
 }
 
 func (e *apiError) Error() string { return e.msg }
+func (e *apiError) Unwrap() error { return e.cause }
 
 // badRequest returns a 400 with a formatted message.
 func badRequest(format string, args ...any) error {
@@ -26,19 +28,19 @@ func badRequest(format string, args ...any) error {
 
 // The layer's fixed errors, allocated once so the hot paths return them for free.
 var (
-	errNotFound         = &apiError{http.StatusNotFound, "not found"}
-	errMethodNotAllowed = &apiError{http.StatusMethodNotAllowed, "method not allowed"}
-	errBadTopicName     = &apiError{http.StatusBadRequest, "invalid topic name: 1 to 200 characters of [A-Za-z0-9._-], not \".\" or \"..\""}
-	errEmptyBody        = &apiError{http.StatusBadRequest, "empty body"}
-	errContentType      = &apiError{http.StatusUnsupportedMediaType, "Content-Type must be application/octet-stream or application/json (or send an X-Narad-Client header)"}
+	errNotFound         = &apiError{status: http.StatusNotFound, msg: "not found"}
+	errMethodNotAllowed = &apiError{status: http.StatusMethodNotAllowed, msg: "method not allowed"}
+	errBadTopicName     = &apiError{status: http.StatusBadRequest, msg: "invalid topic name: 1 to 200 characters of [A-Za-z0-9._-], not \".\" or \"..\""}
+	errEmptyBody        = &apiError{status: http.StatusBadRequest, msg: "empty body"}
+	errContentType      = &apiError{status: http.StatusUnsupportedMediaType, msg: "Content-Type must be application/octet-stream or application/json (or send an X-Narad-Client header)"}
 	errPayloadTooLarge  = tooLarge(payloadBytesMax)
-	errBadQuery         = &apiError{http.StatusBadRequest, "malformed query string"}
-	errBadPartition     = &apiError{http.StatusBadRequest, "partition must be a non-negative integer"}
-	errKeyTooLong       = &apiError{http.StatusBadRequest, "key longer than " + strconv.Itoa(keyBytesMax) + " bytes"}
+	errBadQuery         = &apiError{status: http.StatusBadRequest, msg: "malformed query string"}
+	errBadPartition     = &apiError{status: http.StatusBadRequest, msg: "partition must be a non-negative integer"}
+	errKeyTooLong       = &apiError{status: http.StatusBadRequest, msg: "key longer than " + strconv.Itoa(keyBytesMax) + " bytes"}
 )
 
 func tooLarge(limit int64) *apiError {
-	return &apiError{http.StatusRequestEntityTooLarge, "body over " + strconv.FormatInt(limit, 10) + " bytes"}
+	return &apiError{status: http.StatusRequestEntityTooLarge, msg: "body over " + strconv.FormatInt(limit, 10) + " bytes"}
 }
 
 // statusTable maps the node's sentinels to statuses; the first match wins, so the more

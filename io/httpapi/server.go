@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -220,12 +221,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // finish records one request in the metrics and the log. A 5xx is a warning unless the
-// client went away first (a long poll given up, a produce timed out by the client): the
-// server did not fail then, and such lines would drown the real failures.
+// client went away first (a long poll given up, a produce timed out by the client) or the
+// node only said what state it is in (503 while it recovers or shuts down: every
+// readiness probe and every request of a drain would log one): the server did not fail
+// then, and such lines would drown the real failures.
 func (s *Server) finish(r *http.Request, rt *route, status int, err error, took time.Duration) {
 	rt.rm.observe(status, took)
 	ctx := r.Context()
-	if status >= 500 && ctx.Err() == nil {
+	if status >= 500 && ctx.Err() == nil && !errors.Is(err, node.ErrShuttingDown) && !errors.Is(err, node.ErrNotReady) {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "http request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", rt.rm.label),
 			slog.Int("status", status), slog.Duration("took", took), slog.Any("err", err))
@@ -256,7 +259,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ string) (int, 
 		return 0, node.ErrShuttingDown
 	}
 	if err := s.b.Ready(); err != nil {
-		return 0, &apiError{status: http.StatusServiceUnavailable, msg: err.Error()}
+		return 0, &apiError{status: http.StatusServiceUnavailable, msg: err.Error(), cause: err}
 	}
 	return writeJSONBytes(w, http.StatusOK, statusOKBody), nil
 }

@@ -39,12 +39,19 @@ func newMetrics() *metrics {
 	}
 }
 
+// opIssued notes the start of a sync measured by a histogram: a WAL segment's (a group
+// commit) or a partition log's. Other syncs (the WAL checkpoint, the metastore's raft log,
+// the ack logs) are not timed: they would blur both histograms.
 func (m *metrics) opIssued(op coredisk.Op, at int64) {
 	if op.Kind != coredisk.KindSync {
 		return
 	}
+	wal := strings.HasPrefix(op.Name, "wal/") && strings.HasSuffix(op.Name, ".seg")
+	if !wal && !strings.HasPrefix(op.Name, "parts/") {
+		return
+	}
 	m.mu.Lock()
-	m.issued[op.ID] = issuedOp{at: at, kind: op.Kind, wal: strings.HasPrefix(op.Name, "wal/")}
+	m.issued[op.ID] = issuedOp{at: at, kind: op.Kind, wal: wal}
 	m.mu.Unlock()
 }
 

@@ -38,8 +38,14 @@ type Shell struct {
 	failure   error
 	inflight  sync.WaitGroup
 	metrics   *metrics
+	draining  bool          // Close waits for the dispatcher's backlog to empty
+	drained   chan struct{} // closed once it is empty (or the node failed)
 	flushing  bool          // Close asked the core to flush
 	flushed   chan struct{} // closed once the core reports the flush durable
+	// submitting is held shared by a step from the moment it reads stopped == false (under
+	// mu) until its ops are submitted; Close takes it exclusively after setting stopped,
+	// so that it stops the executor only once no step is about to submit.
+	submitting sync.RWMutex
 }
 
 var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
@@ -57,7 +63,7 @@ func Open(root string, cfg node.Config) (*Shell, error) {
 	}
 	s := &Shell{node: node.New(cfg, rng.New(binary.LittleEndian.Uint64(seed[:]))), dir: dir,
 		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: newMetrics(),
-		flushed: make(chan struct{})}
+		drained: make(chan struct{}), flushed: make(chan struct{})}
 	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
@@ -82,25 +88,33 @@ func (s *Shell) step(f func(now int64)) {
 		s.failure = rd.Failed
 		close(s.failed)
 	}
+	if s.draining && (s.failure != nil || s.node.Stats().BacklogRecords == 0) {
+		s.draining = false
+		close(s.drained)
+	}
 	if s.flushing && s.node.Flushed() {
 		s.flushing = false
 		close(s.flushed)
 	}
 	s.armTimer(t)
-	stopped := s.stopped
+	submit := !s.stopped && len(rd.Ops) > 0
+	if submit {
+		s.submitting.RLock()
+	}
 	s.mu.Unlock()
 	for i, ch := range chans {
 		if ch != nil {
 			ch <- rd.Responses[i] // buffered: never blocks
 		}
 	}
-	if stopped {
-		return
+	if !submit {
+		return // stopped: the executor is closing or closed
 	}
 	for _, op := range rd.Ops {
 		s.metrics.opIssued(op, t)
 		s.exec.Submit(op)
 	}
+	s.submitting.RUnlock()
 }
 
 func (s *Shell) armTimer(t int64) {
@@ -177,12 +191,17 @@ func (s *Shell) Failure() error {
 	return s.failure
 }
 
-// FlushTimeout bounds how long Close waits for the checkpoint and the acks to be durable.
+// FlushTimeout bounds how long Close waits for the dispatcher to commit what the WAL holds,
+// and then how long it waits for the checkpoint and the acks to be durable.
 const FlushTimeout = 5 * time.Second
 
 // Close refuses new requests, waits for those in flight (a produce staged in the WAL gets
-// its true answer), makes the WAL checkpoint and every accepted ack durable (bounded by
-// FlushTimeout), then stops the disk workers and closes the files.
+// its true answer), lets the dispatcher commit the records the WAL holds to their
+// partitions (bounded by FlushTimeout: past it, a restart replays the rest, which is
+// safe), makes the WAL checkpoint and every accepted ack durable (bounded by FlushTimeout),
+// then stops the disk workers and closes the files. Without the wait for the dispatcher, a
+// record answered just before Close would be committed after the checkpoint was flushed,
+// and a clean restart would deliver it twice.
 func (s *Shell) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -192,6 +211,13 @@ func (s *Shell) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.inflight.Wait()
+	s.step(func(int64) { s.draining = true }) // step closes drained if the backlog is empty
+	drainBound := time.NewTimer(FlushTimeout)
+	select {
+	case <-s.drained:
+	case <-drainBound.C:
+	}
+	drainBound.Stop()
 	s.step(func(now int64) {
 		s.flushing = true
 		s.node.Flush(now)
@@ -208,6 +234,10 @@ func (s *Shell) Close() error {
 	s.timer.Stop()
 	s.stopped = true
 	s.mu.Unlock()
+	// Steps that read stopped == false are submitting; later ones will not. (A Submit
+	// blocked on a full queue still finishes: the workers' own steps see stopped.)
+	s.submitting.Lock()
+	s.submitting.Unlock() // an empty critical section: a barrier
 	s.exec.Close()
 	return errors.Join(flushErr, s.dir.Close())
 }

