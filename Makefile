@@ -57,9 +57,15 @@ mutation:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./io/walshell/
 
+# Every decoder of a disk format, 30 s each (their seed corpora run in every make test).
+FUZZ := core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/plog:FuzzDecodeBatch \
+	core/lease:FuzzDecodeAckFrame core/lease:FuzzDecodeSnapshot core/meta:FuzzDecodeLogFrame \
+	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeFrame -fuzztime 30s ./core/wal/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime 30s ./core/wal/
+	@for f in $(FUZZ); do \
+	  $(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime 30s ./$${f%%:*}/ || exit 1; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
