@@ -424,15 +424,10 @@ func testProduceBatch(d *testDaemon) {
 	if got := metricValue(t, after, "narad_wal_records_total") - metricValue(t, before, "narad_wal_records_total"); got != 1000 {
 		t.Errorf("a batch of 1000 made %v WAL records durable", got)
 	}
-	// Known deviation in core (reported): node.Produce appends a batch's records one by
-	// one and wal.Append flushes at once when no group is in flight, so on an idle WAL the
-	// first record is a group of its own and the other 999 are the next one. Tighten to 1
-	// when the core stages the whole batch before flushing.
-	switch groups := metricValue(t, after, "narad_wal_fsyncs_total") - metricValue(t, before, "narad_wal_fsyncs_total"); {
-	case groups > 2:
-		t.Errorf("a batch of 1000 took %v WAL group commits, want 1 (2 is the known deviation)", groups)
-	case groups == 2:
-		t.Logf("known deviation: a batch of 1000 took 2 WAL group commits, API.md says 1")
+	// API.md: one WAL group commit for the batch (the node stages all of it before the
+	// WAL may start a write).
+	if groups := metricValue(t, after, "narad_wal_fsyncs_total") - metricValue(t, before, "narad_wal_fsyncs_total"); groups != 1 {
+		t.Errorf("a batch of 1000 took %v WAL group commits, want 1", groups)
 	}
 	d.waitCommitted("b-1000", 1000)
 }

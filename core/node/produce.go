@@ -66,11 +66,14 @@ func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMe
 		}
 	}
 	n.produces[token] = &produceOp{remaining: len(recs)}
-	for _, r := range recs {
+	tokens := make([]uint64, len(recs))
+	for i, r := range recs {
 		n.nextWALTk++
+		tokens[i] = n.nextWALTk
 		n.walTokens[n.nextWALTk] = walAppend{client: token, rec: r}
-		n.wal.Append(nowNs, n.nextWALTk, r)
 	}
+	n.wal.AppendBatch(nowNs, tokens, recs) // one group commit for the whole batch
+
 }
 
 func prefixed(count, i int, err error) error {

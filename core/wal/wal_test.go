@@ -197,3 +197,39 @@ func TestSilentWriteCorruptionIsCaughtByReadBack(t *testing.T) {
 		}
 	}
 }
+
+// A batch arriving at an idle WAL is one group: one write holding every record, one
+// fdatasync, and every record answered after it.
+func TestAppendBatchIsOneGroup(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	var toks []uint64
+	var recs []wal.Record
+	for _, p := range []string{"a", "b", "c"} {
+		h.token++
+		toks = append(toks, h.token)
+		recs = append(recs, wal.Record{Topic: "t", Partition: 1, Incarnation: 9, Payload: []byte(p)})
+	}
+	h.l.AppendBatch(h.now, toks, recs)
+	h.pump()
+	if len(h.pending) != 1 || h.pending[0].Kind != disk.KindWriteAt {
+		t.Fatalf("want one write, pending: %s", h.pendingKinds())
+	}
+	w := h.complete(0, nil)
+	for n, p := 0, 0; p < len(w.Data); n++ {
+		r, size, err := wal.DecodeFrame(w.Data[p:])
+		if err != nil || string(r.Payload) != string(recs[n].Payload) {
+			t.Fatalf("record %d of the write: %q %v", n, r.Payload, err)
+		}
+		p += size
+	}
+	h.complete(0, nil) // sync
+	h.complete(0, nil) // read back
+	for i, tok := range toks {
+		if d, ok := h.done[tok]; !ok || d.Err != nil || d.Seq != uint64(i+1) {
+			t.Fatalf("record %d: %+v %v", i, d, ok)
+		}
+	}
+	if len(h.pending) != 0 {
+		t.Fatalf("a second group went out: %s", h.pendingKinds())
+	}
+}
