@@ -1,10 +1,7 @@
 package nodesim
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash"
-	"hash/fnv"
 
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/node"
@@ -53,7 +50,7 @@ type run struct {
 	r     *rng.Rand
 	s     sched.Scheduler[event]
 	d     *sim.Disk
-	trace hash.Hash64
+	trace *sched.Trace
 	stats Stats
 	err   error
 
@@ -83,7 +80,7 @@ type topicInfo struct {
 // Run executes the options' run and reports its trace hash and verdict.
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
-	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: fnv.New64a(),
+	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: sched.NewTrace(),
 		pending: map[uint64]request{}, m: newModel()}
 	u.start()
 	for c := 0; c < o.Producers+o.Consumers; c++ {
@@ -106,34 +103,22 @@ func Run(o Options) Result {
 		u.heal()
 	}
 	u.stats.Disk = u.d.Stats()
-	return Result{Trace: fmt.Sprintf("%016x", u.trace.Sum64()), Violation: u.err, Stats: u.stats}
+	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
 }
 
-func (u *run) think() int64 { return u.s.Now() + int64(u.r.Intn(int(u.o.ThinkMaxNs)+1)) }
+func (u *run) think() int64 { return u.s.Now() + sched.Between(u.r, 0, u.o.ThinkMaxNs) }
 
 func (u *run) crashGap() int64 {
 	lo, hi := u.o.CrashGapNs[0], u.o.CrashGapNs[1]
-	return u.s.Now() + lo + int64(u.r.Intn(int(hi-lo)+1))
+	return u.s.Now() + sched.Between(u.r, lo, hi)
 }
 
 func (u *run) latency(op disk.Op) int64 {
-	lo, hi := u.o.OpLatencyNs[0], u.o.OpLatencyNs[1]
-	if op.Kind == disk.KindSync || op.Kind == disk.KindSyncDir {
-		lo, hi = u.o.SyncLatencyNs[0], u.o.SyncLatencyNs[1]
-	}
-	return lo + int64(u.r.Intn(int(hi-lo)+1))
+	return sched.Latency(u.r, op, u.o.OpLatencyNs, u.o.SyncLatencyNs)
 }
 
-func (u *run) record(kind byte, vals ...uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(u.s.Now()))
-	u.trace.Write([]byte{kind})
-	u.trace.Write(b[:])
-	for _, v := range vals {
-		binary.LittleEndian.PutUint64(b[:], v)
-		u.trace.Write(b[:])
-	}
-}
+// record folds one line of the trace into the hash.
+func (u *run) record(kind byte, vals ...uint64) { u.trace.Record(u.s.Now(), kind, vals...) }
 
 func (u *run) violate(err error) {
 	if u.err == nil {
