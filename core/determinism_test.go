@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/narad/narad/internal/detcheck"
 )
@@ -11,7 +10,6 @@ import (
 // rules of DESIGN.md section 2 (see package detcheck for the exact list). A package that
 // is mid-edit and does not type-check is still checked by syntax; its errors are logged.
 func TestDeterminism(t *testing.T) {
-	start := time.Now()
 	vs, err := detcheck.CheckWarn(".", func(msg string) { t.Log("warning: " + msg) })
 	if err != nil {
 		t.Fatal(err)
@@ -22,5 +20,4 @@ func TestDeterminism(t *testing.T) {
 	if len(vs) > 0 {
 		t.Errorf("%d determinism violations under core/ (DESIGN.md section 2); a map range whose keys are sorted may be marked %s", len(vs), detcheck.SortedMarker)
 	}
-	t.Logf("checked core/ in %v", time.Since(start).Round(time.Millisecond))
 }

@@ -14,10 +14,10 @@
 //		for _, d := range rd.Done { answer(d.Token, d.Topic, d.Err) }
 //		for _, b := range rd.Barriers { answerBarrier(b.Token, b.Err) }
 //		// rd.Messages go to peers (none with one voter)
-//		select {
-//		case res := <-completions: s.DiskDone(now(), res)
-//		case <-timer(s.NextDeadline()): s.Tick(now())
-//		case req := <-requests: s.Propose(now(), req.Token, req.Cmd) // or s.Barrier
+//		switch ev := shell.NextEvent(s.NextDeadline()); ev.Kind { // the shell waits, not the core
+//		case diskDone: s.DiskDone(ev.Now, ev.Result)
+//		case deadline: s.Tick(ev.Now)
+//		case request:  s.Propose(ev.Now, ev.Token, ev.Cmd) // or s.Barrier
 //		}
 //	}
 //

@@ -33,13 +33,8 @@ func decodeHandle(h string) (k partKey, offset, nonce uint64, err error) {
 // handle (nil, or ErrLeaseGone / ErrBadHandle: the API's 410) in order.
 func (n *Node) Ack(nowNs int64, token uint64, topic string, handles []string, mode AckMode) {
 	defer n.collect(nowNs)
-	if err := n.IsReady(); err != nil {
-		n.respond(Response{Token: token, Err: err})
-		return
-	}
-	t, ok := n.meta.Topic(topic)
+	t, ok := n.readyTopic(token, topic)
 	if !ok {
-		n.respond(Response{Token: token, Err: ErrTopicNotFound})
 		return
 	}
 	if len(handles) == 0 || len(handles) > AckBatchMax {

@@ -38,14 +38,9 @@ type readRef struct {
 // With nothing available it waits up to req.WaitNs for a commit, a nack or an expiry.
 func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
 	defer n.collect(nowNs)
-	if err := n.IsReady(); err != nil {
-		n.respond(Response{Token: token, Err: err})
-		return
-	}
-	t, ok := n.meta.Topic(req.Topic)
+	t, ok := n.readyTopic(token, req.Topic)
 	switch {
 	case !ok:
-		n.respond(Response{Token: token, Err: ErrTopicNotFound})
 		return
 	case req.Partition >= int64(t.Partitions):
 		n.respond(Response{Token: token, Err: fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, req.Partition, t.Partitions)})

@@ -34,13 +34,8 @@ func (c catalog) CaughtUp() bool { return c.m.CaughtUp() }
 // Validation is all-or-nothing and happens before anything is written.
 func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMessage) {
 	defer n.collect(nowNs)
-	if err := n.IsReady(); err != nil {
-		n.respond(Response{Token: token, Err: err})
-		return
-	}
-	t, ok := n.meta.Topic(topic)
+	t, ok := n.readyTopic(token, topic)
 	if !ok {
-		n.respond(Response{Token: token, Err: ErrTopicNotFound})
 		return
 	}
 	if len(msgs) == 0 || len(msgs) > ProduceMax {

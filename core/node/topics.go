@@ -140,13 +140,8 @@ func apiTopic(t meta.Topic) Topic {
 // those still recovering show zeros).
 func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	defer n.collect(nowNs)
-	if err := n.IsReady(); err != nil {
-		n.respond(Response{Token: token, Err: err})
-		return
-	}
-	t, ok := n.meta.Topic(name)
+	t, ok := n.readyTopic(token, name)
 	if !ok {
-		n.respond(Response{Token: token, Err: ErrTopicNotFound})
 		return
 	}
 	stats := make([]PartitionStats, t.Partitions)
@@ -191,4 +186,18 @@ func (n *Node) ListTopics(nowNs int64, token uint64, limit int, after string) {
 		next = out[len(out)-1].Name
 	}
 	n.respond(Response{Token: token, Topics: out, NextPage: next})
+}
+
+// readyTopic looks up a topic for a client request; when the node is not ready or the
+// topic does not exist it answers the request and returns false.
+func (n *Node) readyTopic(token uint64, name string) (meta.Topic, bool) {
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return meta.Topic{}, false
+	}
+	t, ok := n.meta.Topic(name)
+	if !ok {
+		n.respond(Response{Token: token, Err: ErrTopicNotFound})
+	}
+	return t, ok
 }
