@@ -6,5 +6,7 @@
 // disk ops go to an io/disk Executor, responses to the goroutines waiting for them. The
 // clock is read here and passed into the core as a value. Nothing in the core blocks, so
 // the mutex is held only for bookkeeping: producers arriving during a WAL fdatasync stage
-// their records and join the next group commit.
+// their records and join the next group commit. A step holds a read lock from its
+// decision to submit ops until they are submitted; Close takes the write lock before it
+// stops the executor, so no op is submitted to a closed executor.
 package nodeshell
