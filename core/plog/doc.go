@@ -150,19 +150,26 @@
 //	R9   a segment's base offset is below the expected offset     fail: overlapping segments, which no
 //	                                                               sequence of commits, crashes and cuts makes
 //	R10  a read fails with an I/O error ReadRetriesMax+1 times    fail: the node stops
+//	R11  after the sync below, the newest frame of the last       cut it and sync, then check the frame
+//	     segment does not read back intact in ReadRetriesMax+1    before it the same way: it was never
+//	     reads (a silently corrupted write that was never synced  acknowledged (acknowledged frames were
+//	     and that a read corrupted in passing made look valid)    read back intact after their own sync)
 //	--   a file whose name is not <16 hex digits>.log             ignored, left alone
 //
 // Then, before Recovered is reported, the last segment is synced (after its cut, if R5)
 // and so is the directory: a restarted process may see frames in the page cache that were
 // written but never synced, and exposing them and losing them in a later crash would
-// move the high-watermark back. The recovered high-watermark is the expected offset after
+// move the high-watermark back. Then the newest frame is read back (R11), as commitDurable
+// does after its fdatasync: it is the only frame that may have been written and not
+// synced, and the scan's read of it proves little (a corrupted write and a read corrupted
+// in passing can cancel out). The recovered high-watermark is the expected offset after
 // the last segment; OldestOffset is the first segment's base.
 //
 // # The high-watermark never moves backwards
 //
 // Within a run it only grows. Across restarts: every offset below a reported
 // high-watermark is in a frame that was fdatasynced and read back intact (a commit), or
-// that recovery found CRC-valid and then synced. A crash keeps synced bytes, R5 cuts only
+// that recovery found CRC-valid, synced and, for the newest, read back intact. A crash keeps synced bytes, R5 cuts only
 // bytes past the last valid frame, and R4/R6/R8 never cut. So a recovered high-watermark
 // is at least every high-watermark reported before. One double fault is outside this: a
 // failed fdatasync followed by a process restart without a machine crash, before the log

@@ -32,6 +32,7 @@ type harness struct {
 	recovered *plog.Recovery
 	failed    error
 	token     uint64
+	alter     func(op disk.Op, res *disk.Result) // when set, sees every result before the log does
 }
 
 func newHarness(t fataler, cfg plog.Config, d *sim.Disk) *harness {
@@ -142,6 +143,9 @@ func (h *harness) complete(i int, failWith error) disk.Op {
 		res = disk.Result{ID: op.ID, Kind: op.Kind, Err: failWith}
 	} else {
 		res = disk.Apply(h.d, op)
+	}
+	if h.alter != nil {
+		h.alter(op, &res)
 	}
 	h.trace = append(h.trace, op)
 	h.l.DiskDone(h.now, res)

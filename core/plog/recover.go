@@ -11,10 +11,11 @@ import (
 type recoveryPhase uint8
 
 const (
-	phaseList   recoveryPhase = iota + 1
-	phaseScan                 // reading frames in order
-	phaseSearch               // after damage: looking for the next valid frame
-	phaseFinish               // cutting the torn tail, syncing the last segment and the directory
+	phaseList     recoveryPhase = iota + 1
+	phaseScan                   // reading frames in order
+	phaseSearch                 // after damage: looking for the next valid frame
+	phaseFinish                 // cutting the torn tail, syncing the last segment and the directory
+	phaseReadBack               // reading the newest frame back after that sync (R11)
 )
 
 // recovery is the state of Open: list the directory, scan every segment frame by frame
@@ -62,6 +63,8 @@ func (l *Log) recoverStep(res disk.Result) {
 		l.onSegmentRead(res)
 	case phaseFinish:
 		l.onFinishStep(res)
+	case phaseReadBack:
+		l.onVerifyRead(res)
 	}
 }
 
@@ -154,6 +157,7 @@ func (l *Log) finishScan() {
 		l.completeRecovery()
 		return
 	}
+	rc.retries, rc.ioRetries = 0, 0
 	l.oldest = l.segs[0].base
 	last := l.active()
 	if rc.cut {
@@ -178,7 +182,7 @@ func (l *Log) onFinishStep(res disk.Result) {
 	}
 	rc.pending--
 	if rc.pending == 0 {
-		l.completeRecovery()
+		l.verifyTail()
 	}
 }
 

@@ -301,3 +301,40 @@ func TestRecoveryAfterCrashMidCommit(t *testing.T) {
 		}
 	}
 }
+
+// R11: a frame whose write was silently corrupted and never synced, and whose damage a
+// recovery read happens to undo in passing, is read back after the recovery sync and cut,
+// instead of being exposed and then cut by the next restart (the high-watermark would
+// move backwards).
+func TestRecoveryR11ReadsTheNewestFrameBackAfterTheSync(t *testing.T) {
+	h := newHarness(t, plog.Config{}, nil)
+	h.commitNow("a")
+	h.commit("b")
+	w := h.completeKind(disk.KindWriteAt, nil)
+	at := w.Off + 20
+	stored, err := h.d.ReadAt(w.Name, at, 1)
+	must(t, err)
+	must(t, h.d.WriteAt(w.Name, at, []byte{stored[0] ^ 1})) // the device stored other bytes
+	undone := false
+	h.alter = func(op disk.Op, res *disk.Result) {
+		if !undone && op.Kind == disk.KindReadAt && op.Name == w.Name && op.Off <= at && at < op.Off+int64(len(res.Data)) {
+			res.Data[at-op.Off] ^= 1 // one read corrupted in passing cancels the damage
+			undone = true
+		}
+	}
+	h.open() // the process died before the fdatasync
+	h.alter = nil
+	if !undone {
+		t.Fatalf("recovery never read the damaged byte")
+	}
+	if h.recovered.HighWatermark != 1 || !hasDecision(h.recovered, "R11") {
+		t.Fatalf("the frame that never verified was exposed: %+v", h.recovered)
+	}
+	h.open()
+	if h.recovered.HighWatermark != 1 || h.recovered.Holes != 0 {
+		t.Fatalf("high-watermark moved: %+v", h.recovered)
+	}
+	if got := readAll(h, 0, 1); got != "0=a" {
+		t.Fatalf("%s", got)
+	}
+}
