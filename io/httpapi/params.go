@@ -117,6 +117,29 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	return nil
 }
 
+// readBody reads r's whole body, at most limit bytes (over it: 413). With a
+// Content-Length the body is read into a slice of exactly that size.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, badRequest("reading the body: %v", err)
+		}
+		return buf, nil
+	}
+	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if isMaxBytes(err) {
+			return nil, err
+		}
+		return nil, badRequest("reading the body: %v", err)
+	}
+	return buf, nil
+}
+
 func isMaxBytes(err error) bool {
 	var mbe *http.MaxBytesError
 	return errors.As(err, &mbe)
