@@ -13,7 +13,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	batch := d.batches[id]
 	delete(d.inflight, id)
 	delete(d.batches, id)
-	b.inflight = 0
+	b.inflight, b.inflightN = 0, 0
 	if err == nil {
 		d.stats.CommitsOK++
 		for _, seq := range batch {
@@ -21,7 +21,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 			d.stats.Committed++
 		}
 		b.seqs = b.seqs[len(batch):]
-		b.failures = 0
+		b.failures, b.notBefore = 0, 0
 		return
 	}
 	d.stats.CommitsFailed++
@@ -30,6 +30,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	}
 	b.failures++
 	b.notBefore = nowNs + d.cfg.FailureBackoffNs
+	b.since = 0 // the records waited already: the backoff alone decides the retry
 	if errors.Is(err, ErrIncarnation) {
 		b.discard = true
 	}
@@ -60,8 +61,12 @@ func (d *Dispatcher) NextDeadline() (int64, bool) {
 		switch {
 		case b.inflight != 0:
 			take(b.deadline)
-		case len(b.seqs) > 0 && b.notBefore > 0:
+		case len(b.seqs) > 0 && b.notBefore > d.pumpedNs:
 			take(b.notBefore)
+		case len(b.seqs) > 0 && d.lingers(d.pumpedNs, b):
+			// A linger that has ended wakes nothing: the bucket was eligible at the last
+			// Pump, and what still holds it (fan-out, a barrier) has its own wake-up.
+			take(b.since + d.cfg.LingerNs)
 		}
 	}
 	if d.barrierToken == 0 && d.wantsBarrier() && d.barrierNotBefore > 0 {

@@ -18,6 +18,9 @@ const (
 	DefaultFailureBackoffNs   = 1_000_000_000  // 1 s
 	DefaultCommitTimeoutNs    = 30_000_000_000 // 30 s
 	DefaultBacklogBytesMax    = 256 << 20
+	// DefaultLingerNs: a partition's records wait at most this long for more to make a
+	// fatter commit (within the seed's 10 ms idle poll, produceDispatchInterval).
+	DefaultLingerNs = 5_000_000 // 5 ms
 )
 
 // Config holds the dispatcher's tunables; zero fields take the defaults.
@@ -31,6 +34,9 @@ type Config struct {
 	FailureBackoffNs   int64 // a partition whose commit failed waits this long
 	CommitTimeoutNs    int64 // a commit not answered by then counts as failed
 	BacklogBytesMax    int   // Add refuses past this (the node answers 429)
+	// LingerNs: a partition holding fewer than TargetPerPartition records waits up to this
+	// long after the oldest of them arrived before it commits them; negative: never waits.
+	LingerNs int64
 }
 
 func (c Config) withDefaults() Config {
@@ -48,6 +54,9 @@ func (c Config) withDefaults() Config {
 	def(&c.BacklogBytesMax, DefaultBacklogBytesMax)
 	if c.FailureBackoffNs <= 0 {
 		c.FailureBackoffNs = DefaultFailureBackoffNs
+	}
+	if c.LingerNs == 0 {
+		c.LingerNs = DefaultLingerNs
 	}
 	if c.CommitTimeoutNs <= 0 {
 		c.CommitTimeoutNs = DefaultCommitTimeoutNs
@@ -109,12 +118,14 @@ type entry struct {
 // bucket is one partition's queue of admitted records, in seq order.
 type bucket struct {
 	key       Key
-	seqs      []uint64
-	inflight  uint64 // commit id, 0 when none
-	deadline  int64  // of the commit in flight
-	notBefore int64  // backoff after a failure
-	failures  int    // consecutive failed commits
-	discard   bool   // the topic incarnation looks gone: confirm before discarding
+	seqs      []uint64 // the commit in flight (its first inflightN), then those waiting
+	inflight  uint64   // commit id, 0 when none
+	inflightN int      // records in that commit
+	since     int64    // when the oldest record waiting (not in flight) arrived
+	deadline  int64    // of the commit in flight
+	notBefore int64    // backoff after a failure
+	failures  int      // consecutive failed commits
+	discard   bool     // the topic incarnation looks gone: confirm before discarding
 }
 
 func assert(ok bool, msg string) {

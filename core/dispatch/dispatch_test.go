@@ -27,7 +27,7 @@ func rec(seq uint64, topic string, inc uint64, part uint32) wal.Record {
 
 func TestStuckPartitionDoesNotBlockOthers(t *testing.T) {
 	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true}
-	d := New(Config{}, cat, 1)
+	d := New(Config{LingerNs: -1}, cat, 1)
 	for s := uint64(1); s <= 6; s++ {
 		d.Add(0, rec(s, "t", 1, uint32(s%3)))
 	}
@@ -70,7 +70,7 @@ func TestStuckPartitionDoesNotBlockOthers(t *testing.T) {
 
 func TestDiscardNeedsConfirmation(t *testing.T) {
 	cat := &fakeCatalog{topics: map[string]uint64{"t": 2}, parts: 3, caughtUp: true}
-	d := New(Config{}, cat, 1)
+	d := New(Config{LingerNs: -1}, cat, 1)
 	d.Add(0, rec(1, "t", 1, 0)) // incarnation 1 was deleted; 2 is current
 	d.Add(0, rec(2, "t", 2, 0))
 	d.Pump(0)
@@ -210,5 +210,52 @@ func checkInvariants(t *rapid.T, d *Dispatcher, open []Commit, done map[uint64]b
 		if seq < d.Checkpoint() {
 			t.Fatalf("checkpoint %d passed seq %d which is still held", d.Checkpoint(), seq)
 		}
+	}
+}
+
+// A partition thinner than the per-partition target waits up to LingerNs for more
+// records (one commit is one fdatasync on the owner); one that reaches the target, and
+// one whose oldest record has waited long enough, commits at once.
+func TestThinPartitionsLingerForFatterCommits(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 2, caughtUp: true}
+	cfg := Config{TargetPerPartition: 4, LingerNs: 1000}
+	d := New(cfg, cat, 1)
+	d.Add(100, rec(1, "t", 1, 0))
+	d.Pump(100)
+	if rd := d.Ready(); len(rd.Commits) != 0 {
+		t.Fatalf("one record committed before its linger: %+v", rd.Commits)
+	}
+	if at, ok := d.NextDeadline(); !ok || at != 1100 {
+		t.Fatalf("linger deadline %d %v, want 1100", at, ok)
+	}
+	for s := uint64(2); s <= 5; s++ { // partition 1 reaches the target
+		d.Add(200, rec(s, "t", 1, 1))
+	}
+	d.Add(200, rec(6, "t", 1, 0))
+	d.Pump(200)
+	rd := d.Ready()
+	if len(rd.Commits) != 1 || rd.Commits[0].Key.Partition != 1 || len(rd.Commits[0].Records) != 4 {
+		t.Fatalf("want partition 1's 4 records at once: %+v", rd.Commits)
+	}
+	d.CommitDone(300, rd.Commits[0].ID, nil)
+	d.Pump(1099)
+	if rd := d.Ready(); len(rd.Commits) != 0 {
+		t.Fatalf("partition 0 committed before its oldest record waited LingerNs: %+v", rd.Commits)
+	}
+	d.Tick(1100)
+	d.Pump(1100)
+	rd = d.Ready()
+	if len(rd.Commits) != 1 || len(rd.Commits[0].Records) != 2 {
+		t.Fatalf("want partition 0's 2 records at its deadline: %+v", rd.Commits)
+	}
+	d.Add(1200, rec(7, "t", 1, 0)) // arrives while partition 0's commit is in flight
+	d.Pump(1200)
+	d.CommitDone(1300, rd.Commits[0].ID, nil)
+	d.Pump(1300)
+	if rd := d.Ready(); len(rd.Commits) != 0 {
+		t.Fatalf("record 7 committed before its linger: %+v", rd.Commits)
+	}
+	if at, ok := d.NextDeadline(); !ok || at != 2200 {
+		t.Fatalf("linger deadline %d %v, want 2200 (record 7 arrived at 1200)", at, ok)
 	}
 }

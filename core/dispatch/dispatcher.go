@@ -35,6 +35,8 @@ type Dispatcher struct {
 	barrierToken     uint64 // the barrier in flight, 0 when none
 	barrierNotBefore int64
 
+	pumpedNs int64 // the time of the last Pump: lingers that ended by then need no timer
+
 	stats Stats
 }
 
@@ -82,14 +84,15 @@ func (d *Dispatcher) Ready() Ready {
 // Pump runs a pass: admit, commit, discard, move the checkpoint. The node calls it after
 // every batch of inputs (it is cheap when there is nothing to do).
 func (d *Dispatcher) Pump(nowNs int64) {
-	d.admit()
+	d.pumpedNs = nowNs
+	d.admit(nowNs)
 	formed, records := 0, 0
 	for _, k := range d.keys {
 		if len(d.inflight) >= d.cfg.FanoutMax {
 			break
 		}
 		b := d.buckets[k]
-		if b.inflight != 0 || len(b.seqs) == 0 || nowNs < b.notBefore || b.discard {
+		if b.inflight != 0 || len(b.seqs) == 0 || nowNs < b.notBefore || b.discard || d.lingers(nowNs, b) {
 			continue
 		}
 		if id, parts, ok := d.cat.Topic(k.Topic); !ok || id != k.Incarnation || k.Partition >= parts {
@@ -110,7 +113,7 @@ func (d *Dispatcher) Pump(nowNs int64) {
 
 // admit moves parked records below the lookahead horizon into their buckets. The horizon
 // bounds how far past a stuck record the dispatcher works (and so the skip-set's size).
-func (d *Dispatcher) admit() {
+func (d *Dispatcher) admit(nowNs int64) {
 	horizon := d.checkpoint + uint64(d.window*d.cfg.LookaheadWindows)
 	for d.admitted < len(d.order) && d.order[d.admitted] < horizon {
 		seq := d.order[d.admitted]
@@ -124,9 +127,19 @@ func (d *Dispatcher) admit() {
 			i, _ := slices.BinarySearchFunc(d.keys, k, compareKeys)
 			d.keys = slices.Insert(d.keys, i, k)
 		}
+		if len(b.seqs) == b.inflightN {
+			b.since = nowNs // the first record waiting
+		}
 		b.seqs = append(b.seqs, seq)
 		d.admitted++
 	}
+}
+
+// lingers reports whether a bucket thinner than the per-partition target should wait
+// for more records: a commit is one fdatasync and one read-back on the owner, so fat
+// commits are the throughput lever, and the producer's 202 does not wait for them.
+func (d *Dispatcher) lingers(nowNs int64, b *bucket) bool {
+	return len(b.seqs) < d.cfg.TargetPerPartition && nowNs < b.since+d.cfg.LingerNs
 }
 
 func compareKeys(a, b Key) int {
@@ -163,7 +176,7 @@ func (d *Dispatcher) startCommit(nowNs int64, b *bucket) int {
 		e.status = stInflight
 		recs[i] = e.rec
 	}
-	b.inflight, b.deadline = id, nowNs+d.cfg.CommitTimeoutNs
+	b.inflight, b.inflightN, b.deadline = id, n, nowNs+d.cfg.CommitTimeoutNs
 	d.inflight[id] = b
 	d.batches[id] = batch
 	d.out.Commits = append(d.out.Commits, Commit{ID: id, Key: b.key, Records: recs})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/sim"
@@ -32,7 +33,7 @@ func newHarness(t testing.TB, d *sim.Disk) *harness {
 }
 
 func (h *harness) start() {
-	h.n = node.New(node.Config{NodeID: "n1", AckFlushIntervalNs: 10_000_000}, rng.New(7))
+	h.n = node.New(node.Config{NodeID: "n1", AckFlushIntervalNs: 10_000_000, Dispatch: dispatch.Config{LingerNs: -1}}, rng.New(7))
 	h.ops, h.resps, h.fail = nil, map[uint64]node.Response{}, nil
 	h.n.Open(h.now)
 	h.settle()

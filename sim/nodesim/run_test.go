@@ -4,9 +4,12 @@ import "testing"
 
 // Seeds that once failed, kept as regression tests (with what they found).
 var regressionSeeds = map[uint64]string{
-	62: "metastore trusted a silently damaged raft.log frame; every recovery then failed (row L4)",
-	77: "same as 62, with read errors",
-	55: "lease flush due with an empty pending list (all under the floor): Tick never cleared the deadline, the node ticked forever at one instant",
+	62:  "metastore trusted a silently damaged raft.log frame; every recovery then failed (row L4)",
+	77:  "same as 62, with read errors",
+	55:  "lease flush due with an empty pending list (all under the floor): Tick never cleared the deadline, the node ticked forever at one instant",
+	54:  "dispatcher linger: a backoff end never cleared after a successful commit was reported as a deadline while the bucket lingered, so the node ticked forever",
+	192: "same as 54",
+	278: "same as 54",
 }
 
 func TestRegressionSeeds(t *testing.T) {
