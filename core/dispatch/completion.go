@@ -16,17 +16,18 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	b.inflight, b.inflightN = 0, 0
 	if err == nil {
 		d.stats.CommitsOK++
-		for _, seq := range batch {
-			d.entries[seq].status = stDone
+		for _, e := range batch {
+			e.status = stDone
 			d.stats.Committed++
 		}
-		b.seqs = b.seqs[len(batch):]
+		clear(b.ents[:len(batch)]) // the backing array outlives them: let them go
+		b.ents = b.ents[len(batch):]
 		b.failures, b.notBefore = 0, 0
 		return
 	}
 	d.stats.CommitsFailed++
-	for _, seq := range batch {
-		d.entries[seq].status = stWaiting
+	for _, e := range batch {
+		e.status = stWaiting
 	}
 	b.failures++
 	b.notBefore = nowNs + d.cfg.FailureBackoffNs
@@ -61,9 +62,9 @@ func (d *Dispatcher) NextDeadline() (int64, bool) {
 		switch {
 		case b.inflight != 0:
 			take(b.deadline)
-		case len(b.seqs) > 0 && b.notBefore > d.pumpedNs:
+		case len(b.ents) > 0 && b.notBefore > d.pumpedNs:
 			take(b.notBefore)
-		case len(b.seqs) > 0 && d.lingers(d.pumpedNs, b):
+		case len(b.ents) > 0 && d.lingers(d.pumpedNs, b):
 			// A linger that has ended wakes nothing: the bucket was eligible at the last
 			// Pump, and what still holds it (fan-out, a barrier) has its own wake-up.
 			take(b.since + d.cfg.LingerNs)
@@ -125,28 +126,27 @@ func (d *Dispatcher) BarrierDone(nowNs int64, token uint64, err error) {
 }
 
 func (d *Dispatcher) discardBucket(b *bucket) {
-	for _, seq := range b.seqs {
-		d.entries[seq].status = stDone
+	for _, e := range b.ents {
+		e.status = stDone
 		d.stats.Discarded++
 	}
-	b.seqs = nil
+	b.ents = nil
 }
 
 // advanceCheckpoint moves the checkpoint over every leading record that is done and
 // forgets them. The checkpoint never passes a record that is waiting or in flight.
 func (d *Dispatcher) advanceCheckpoint() {
 	n := 0
-	for n < d.admitted && d.entries[d.order[n]].status == stDone {
-		e := d.entries[d.order[n]]
-		d.bytes -= len(e.rec.Payload)
-		delete(d.entries, d.order[n])
+	for n < d.admitted && d.held[n].status == stDone {
+		d.bytes -= len(d.held[n].rec.Payload)
 		n++
 	}
-	d.order = d.order[n:]
+	clear(d.held[:n])
+	d.held = d.held[n:]
 	d.admitted -= n
 	next := d.nextSeq
-	if len(d.order) > 0 {
-		next = d.order[0]
+	if len(d.held) > 0 {
+		next = d.held[0].rec.Seq
 		if mutCheckpointPastSkipped {
 			next = d.pastLastDone(next)
 		}
@@ -163,8 +163,8 @@ func (d *Dispatcher) advanceCheckpoint() {
 // pastLastDone serves only the mutation build: one past the highest done seq.
 func (d *Dispatcher) pastLastDone(next uint64) uint64 {
 	for i := d.admitted - 1; i >= 0; i-- {
-		if d.entries[d.order[i]].status == stDone {
-			return max(next, d.order[i]+1)
+		if d.held[i].status == stDone {
+			return max(next, d.held[i].rec.Seq+1)
 		}
 	}
 	return next
@@ -174,12 +174,12 @@ func (d *Dispatcher) pastLastDone(next uint64) uint64 {
 // records whose commit is in flight as done.
 func (d *Dispatcher) pastLeadingInflight() uint64 {
 	for i := 0; i < d.admitted; i++ {
-		if d.entries[d.order[i]].status == stWaiting {
-			return d.order[i]
+		if d.held[i].status == stWaiting {
+			return d.held[i].rec.Seq
 		}
 	}
-	if d.admitted < len(d.order) {
-		return d.order[d.admitted]
+	if d.admitted < len(d.held) {
+		return d.held[d.admitted].rec.Seq
 	}
 	return d.nextSeq
 }

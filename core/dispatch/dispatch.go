@@ -118,7 +118,7 @@ type entry struct {
 // bucket is one partition's queue of admitted records, in seq order.
 type bucket struct {
 	key       Key
-	seqs      []uint64 // the commit in flight (its first inflightN), then those waiting
+	ents      []*entry // the commit in flight (its first inflightN), then those waiting
 	inflight  uint64   // commit id, 0 when none
 	inflightN int      // records in that commit
 	since     int64    // when the oldest record waiting (not in flight) arrived

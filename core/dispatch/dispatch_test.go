@@ -165,7 +165,7 @@ func TestDispatcherProperties(t *testing.T) {
 			},
 		})
 		// Heal: answer everything successfully until nothing is left.
-		for round := 0; round < 1000 && (len(d.order) > 0 || len(open) > 0); round++ {
+		for round := 0; round < 1000 && (len(d.held) > 0 || len(open) > 0); round++ {
 			now += DefaultCommitTimeoutNs
 			d.Tick(now)
 			step()
@@ -180,14 +180,14 @@ func TestDispatcherProperties(t *testing.T) {
 			open = nil
 		}
 		_ = gone
-		if len(d.order) != 0 || d.Checkpoint() != next {
-			for _, seq := range d.order {
-				e := d.entries[seq]
+		if len(d.held) != 0 || d.Checkpoint() != next {
+			for _, e := range d.held {
+				seq := e.rec.Seq
 				b := d.buckets[Key{e.rec.Topic, e.rec.Incarnation, e.rec.Partition}]
 				rt.Logf("left: seq %d status %d bucket %+v", seq, e.status, b)
 			}
 			rt.Logf("barrier %d notBefore %d now %d", d.barrierToken, d.barrierNotBefore, now)
-			rt.Fatalf("did not drain: %d left, checkpoint %d, next %d", len(d.order), d.Checkpoint(), next)
+			rt.Fatalf("did not drain: %d left, checkpoint %d, next %d", len(d.held), d.Checkpoint(), next)
 		}
 	})
 }
@@ -206,8 +206,8 @@ func checkInvariants(t *rapid.T, d *Dispatcher, open []Commit, done map[uint64]b
 	}
 	// Every seq below the checkpoint is committed or was discarded (discarded ones are
 	// those whose incarnation the catalog no longer has: not in done).
-	for seq := range d.entries { //narad:unordered (test)
-		if seq < d.Checkpoint() {
+	for _, e := range d.held {
+		if seq := e.rec.Seq; seq < d.Checkpoint() {
 			t.Fatalf("checkpoint %d passed seq %d which is still held", d.Checkpoint(), seq)
 		}
 	}

@@ -18,17 +18,16 @@ type Dispatcher struct {
 	cat Catalog
 	out Ready
 
-	entries    map[uint64]*entry // seq -> record, for every seq at or above the checkpoint
-	order      []uint64          // those seqs, ascending
-	admitted   int               // order[:admitted] are in buckets (or done)
-	checkpoint uint64            // first seq not yet dispatched, as last reported
-	nextSeq    uint64            // one past the highest seq added
-	bytes      int               // payload bytes of the records held
+	held       []*entry // every record at or above the checkpoint, in seq order
+	admitted   int      // held[:admitted] are in buckets (or done)
+	checkpoint uint64   // first seq not yet dispatched, as last reported
+	nextSeq    uint64   // one past the highest seq added
+	bytes      int      // payload bytes of the records held
 
 	buckets  map[Key]*bucket
 	keys     []Key              // bucket keys, sorted: the order of every pass
 	inflight map[uint64]*bucket // commit id -> bucket
-	batches  map[uint64][]uint64
+	batches  map[uint64][]*entry
 	nextID   uint64
 	window   int
 
@@ -51,16 +50,15 @@ func New(cfg Config, cat Catalog, checkpoint uint64) *Dispatcher {
 	cfg = cfg.withDefaults()
 	return &Dispatcher{
 		cfg: cfg, cat: cat, checkpoint: checkpoint, nextSeq: checkpoint,
-		entries: map[uint64]*entry{}, buckets: map[Key]*bucket{},
-		inflight: map[uint64]*bucket{}, batches: map[uint64][]uint64{}, window: cfg.BaseWindow,
+		buckets: map[Key]*bucket{}, inflight: map[uint64]*bucket{},
+		batches: map[uint64][]*entry{}, window: cfg.BaseWindow,
 	}
 }
 
 // Add hands over a record that is durable in the WAL. Records arrive in seq order.
 func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
 	assert(rec.Seq >= d.nextSeq, "records added out of seq order")
-	d.entries[rec.Seq] = &entry{rec: rec, status: stParked}
-	d.order = append(d.order, rec.Seq)
+	d.held = append(d.held, &entry{rec: rec, status: stParked})
 	d.nextSeq = rec.Seq + 1
 	d.bytes += len(rec.Payload)
 }
@@ -69,7 +67,7 @@ func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
 func (d *Dispatcher) Full() bool { return d.bytes >= d.cfg.BacklogBytesMax }
 
 // Backlog is the number of records a restart would replay, and their payload bytes.
-func (d *Dispatcher) Backlog() (records int, bytes int) { return len(d.order), d.bytes }
+func (d *Dispatcher) Backlog() (records int, bytes int) { return len(d.held), d.bytes }
 
 // Stats returns the counters.
 func (d *Dispatcher) Stats() Stats { s := d.stats; s.Window = d.window; return s }
@@ -92,7 +90,7 @@ func (d *Dispatcher) Pump(nowNs int64) {
 			break
 		}
 		b := d.buckets[k]
-		if b.inflight != 0 || len(b.seqs) == 0 || nowNs < b.notBefore || b.discard || d.lingers(nowNs, b) {
+		if b.inflight != 0 || len(b.ents) == 0 || nowNs < b.notBefore || b.discard || d.lingers(nowNs, b) {
 			continue
 		}
 		if id, parts, ok := d.cat.Topic(k.Topic); !ok || id != k.Incarnation || k.Partition >= parts {
@@ -115,9 +113,8 @@ func (d *Dispatcher) Pump(nowNs int64) {
 // bounds how far past a stuck record the dispatcher works (and so the skip-set's size).
 func (d *Dispatcher) admit(nowNs int64) {
 	horizon := d.checkpoint + uint64(d.window*d.cfg.LookaheadWindows)
-	for d.admitted < len(d.order) && d.order[d.admitted] < horizon {
-		seq := d.order[d.admitted]
-		e := d.entries[seq]
+	for d.admitted < len(d.held) && d.held[d.admitted].rec.Seq < horizon {
+		e := d.held[d.admitted]
 		e.status = stWaiting
 		k := Key{Topic: e.rec.Topic, Incarnation: e.rec.Incarnation, Partition: e.rec.Partition}
 		b := d.buckets[k]
@@ -127,10 +124,10 @@ func (d *Dispatcher) admit(nowNs int64) {
 			i, _ := slices.BinarySearchFunc(d.keys, k, compareKeys)
 			d.keys = slices.Insert(d.keys, i, k)
 		}
-		if len(b.seqs) == b.inflightN {
+		if len(b.ents) == b.inflightN {
 			b.since = nowNs // the first record waiting
 		}
-		b.seqs = append(b.seqs, seq)
+		b.ents = append(b.ents, e)
 		d.admitted++
 	}
 }
@@ -139,7 +136,7 @@ func (d *Dispatcher) admit(nowNs int64) {
 // for more records: a commit is one fdatasync and one read-back on the owner, so fat
 // commits are the throughput lever, and the producer's 202 does not wait for them.
 func (d *Dispatcher) lingers(nowNs int64, b *bucket) bool {
-	return len(b.seqs) < d.cfg.TargetPerPartition && nowNs < b.since+d.cfg.LingerNs
+	return len(b.ents) < d.cfg.TargetPerPartition && nowNs < b.since+d.cfg.LingerNs
 }
 
 func compareKeys(a, b Key) int {
@@ -158,8 +155,8 @@ func compareKeys(a, b Key) int {
 // startCommit sends the bucket's leading records, up to CommitBytesMax (at least one).
 func (d *Dispatcher) startCommit(nowNs int64, b *bucket) int {
 	n, size := 0, 0
-	for n < len(b.seqs) {
-		p := len(d.entries[b.seqs[n]].rec.Payload)
+	for n < len(b.ents) {
+		p := len(b.ents[n].rec.Payload)
 		if n > 0 && size+p > d.cfg.CommitBytesMax {
 			break
 		}
@@ -168,10 +165,9 @@ func (d *Dispatcher) startCommit(nowNs int64, b *bucket) int {
 	}
 	d.nextID++
 	id := d.nextID
-	batch := b.seqs[:n:n]
+	batch := b.ents[:n:n]
 	recs := make([]wal.Record, n)
-	for i, seq := range batch {
-		e := d.entries[seq]
+	for i, e := range batch {
 		assert(e.status == stWaiting, "record committed twice at once")
 		e.status = stInflight
 		recs[i] = e.rec
@@ -192,7 +188,7 @@ func (d *Dispatcher) adaptWindow(formed, records int) {
 	}
 	avg := records / formed
 	switch {
-	case avg < d.cfg.TargetPerPartition && d.window < d.cfg.WindowMax && d.admitted == len(d.order):
+	case avg < d.cfg.TargetPerPartition && d.window < d.cfg.WindowMax && d.admitted == len(d.held):
 		// Everything is admitted already: a bigger window cannot help.
 	case avg < d.cfg.TargetPerPartition && d.window < d.cfg.WindowMax:
 		d.window = min(d.window*2, d.cfg.WindowMax)
