@@ -29,14 +29,16 @@ unit:
 sim: build
 	./$(BIN)/narad-sim -sim wal -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim node -seeds $(SEEDS)
+	./$(BIN)/narad-sim -sim meta -seeds $(SEEDS)
 
 sim-long: build
 	./$(BIN)/narad-sim -sim wal -seeds 1-1000
 	./$(BIN)/narad-sim -sim node -seeds 1-500
+	./$(BIN)/narad-sim -sim meta -seeds 1-500
 
 # The same seed, run in two separate processes, must print the same trace hash.
 determinism: build
-	@for sim in wal node; do for s in 7 1234; do \
+	@for sim in wal node meta; do for s in 7 1234; do \
 	  a=$$(./$(BIN)/narad-sim -sim $$sim -seed $$s | tail -n 1); \
 	  b=$$(./$(BIN)/narad-sim -sim $$sim -seed $$s | tail -n 1); \
 	  echo "$$sim: $$a"; \

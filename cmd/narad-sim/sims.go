@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/narad/narad/sim/metasim"
 	"github.com/narad/narad/sim/nodesim"
 	"github.com/narad/narad/sim/walsim"
 )
@@ -20,6 +21,22 @@ type outcome struct {
 var simulations = map[string]func(seed uint64) outcome{
 	"node": runNode,
 	"wal":  runWAL,
+	"meta": runMeta,
+}
+
+func runMeta(seed uint64) outcome {
+	o := metasim.Draw(seed)
+	res := metasim.Run(o)
+	s, n := res.Stats, res.Stats.Net
+	return outcome{
+		options: o.String(), trace: res.Trace, violation: res.Violation,
+		stats: []string{
+			fmt.Sprintf("stats: proposed=%d acked=%d refused=%d lost=%d crashes=%d store_failures=%d leaders=%d snapshots_sent=%d applied_checks=%d cut_changes=%d heal_ms=%d",
+				s.Proposed, s.Acked, s.Refused, s.Lost, s.Crashes, s.Failures, s.Leaders, s.SnapshotsSent, s.AppliedChecks, s.CutChanges, s.HealNs/1_000_000),
+			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d; disk: syncs_failed=%d writes_damaged=%d",
+				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped, s.DiskSyncFails, s.DiskWritesDamaged),
+		},
+	}
 }
 
 func runWAL(seed uint64) outcome {

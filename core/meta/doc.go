@@ -1,8 +1,9 @@
 // Package meta is the metastore: the topics of the cluster, kept in an etcd raft log
-// (go.etcd.io/raft/v3 RawNode). This issue runs one voter; the cluster issue adds peers and
-// carries Ready.Messages over the node transport. Like every core package it performs no
-// I/O: raft's log and snapshot reach the disk through disk.Op actions, and time comes in
-// as nowNs arguments.
+// (go.etcd.io/raft/v3 RawNode, PreVote and CheckQuorum on). A single node runs one voter
+// (Config.ID 1, no Voters); a cluster bootstraps every store with the same Config.Voters,
+// carries Ready.Messages to the peers named in their To field and feeds what arrives to
+// Step. Like every core package it performs no I/O: raft's log and snapshot reach the disk
+// through disk.Op actions, and time comes in as nowNs arguments.
 //
 // # Driving loop
 //
@@ -13,16 +14,18 @@
 //		for _, op := range rd.Ops { shell.Execute(op) }      // any order, all at once
 //		for _, d := range rd.Done { answer(d.Token, d.Topic, d.Err) }
 //		for _, b := range rd.Barriers { answerBarrier(b.Token, b.Err) }
-//		// rd.Messages go to peers (none with one voter)
+//		for _, m := range rd.Messages { transport.Send(m.To, m) } // best effort
 //		switch ev := shell.NextEvent(s.NextDeadline()); ev.Kind { // the shell waits, not the core
 //		case diskDone: s.DiskDone(ev.Now, ev.Result)
 //		case deadline: s.Tick(ev.Now)
 //		case request:  s.Propose(ev.Now, ev.Token, ev.Cmd) // or s.Barrier
+//		case message:  s.Step(ev.Now, ev.Msg)                // from a peer
 //		}
 //	}
 //
 // A proposal is answered only after its entry is durable in raft.log, committed and applied
-// on this replica. Reads (Topic, TopicByID, Topics) serve the local replica; Barrier makes a
+// on this replica. Only the leader takes proposals (a follower answers ErrNotLeader at once;
+// the node layer forwards writes to the leader). Reads (Topic, TopicByID, Topics) serve the local replica; Barrier makes a
 // later read see every write answered before it (raft ReadIndex, ReadOnlySafe).
 //
 // # Files
@@ -52,6 +55,14 @@
 // the entries the snapshot covers. A crash at any step leaves either the old snap with the
 // full log, or the new snap with a log whose early entries it covers (row L6).
 //
+// A follower too far behind gets the leader's snapshot (MsgSnap). It is installed through
+// the same steps (snap.tmp, sync, read-back, rename, directory sync) before raft's storage
+// and the topics take it, then raft.log is rewritten with the Ready's HardState and
+// entries, and only then are the Ready's messages sent and its committed entries applied.
+// The leader is told a snapshot was sent as soon as it hands the message out
+// (ReportSnapshot finish): messages are best effort, and a lost snapshot only means the
+// follower is probed and sent another one.
+//
 // # Recovery table
 //
 // Open lists Dir, reads snap, then raft.log frame by frame; a file that fails its check is
@@ -69,7 +80,7 @@
 //	L6  entries at or below the snapshot index    skip them
 //	L7  terms go backwards, or the hard state's   fail (ErrCorrupt)
 //	    commit is past the log or its term below
-//	B   nothing recovered at all                  bootstrap a one-voter configuration
+//	B   nothing recovered at all                  bootstrap Config.Voters (default: ID alone)
 //	W   always, after the rows above              rewrite raft.log from the decision, then
 //	                                              start raft with Applied = snapshot index
 //

@@ -14,10 +14,10 @@ import (
 )
 
 // startNode builds the RawNode over the recovered MemoryStorage. A fresh store bootstraps
-// a one-voter configuration (a conf change entry at index 1, persisted by the first Ready).
+// Config.Voters (conf change entries from index 1, persisted by the first Ready).
 func (s *Store) startNode(bootstrap bool) error {
 	rn, err := raft.NewRawNode(&raft.Config{
-		ID:                        NodeID,
+		ID:                        s.cfg.ID,
 		ElectionTick:              ElectionTicks,
 		HeartbeatTick:             HeartbeatTicks,
 		Storage:                   s.ms,
@@ -36,7 +36,11 @@ func (s *Store) startNode(bootstrap bool) error {
 		return err
 	}
 	if bootstrap {
-		if err := rn.Bootstrap([]raft.Peer{{ID: NodeID}}); err != nil {
+		peers := make([]raft.Peer, len(s.cfg.Voters))
+		for i, id := range s.cfg.Voters {
+			peers[i] = raft.Peer{ID: id}
+		}
+		if err := rn.Bootstrap(peers); err != nil {
 			return err
 		}
 	}
@@ -66,9 +70,10 @@ func (s *Store) drive() {
 		if rd.SoftState != nil && rd.RaftState != raft.StateLeader {
 			s.dropUnconfirmedBarriers()
 		}
-		// A snapshot arrives only from a leader's MsgSnap: not with one voter. The issue
-		// that adds peers persists it like startSnapshot does (snap.tmp, rename, rewrite).
-		assert(raft.IsEmptySnap(rd.Snapshot), "raft snapshot received with one voter")
+		if !raft.IsEmptySnap(rd.Snapshot) { // a leader's MsgSnap: this replica was behind
+			s.installSnapshot(rd)
+			return
+		}
 		if len(rd.Entries) > 0 || !raft.IsEmptyHardState(rd.HardState) {
 			s.persist(rd)
 			return
@@ -131,6 +136,7 @@ func (s *Store) finishReady(rd raft.Ready) {
 		assert(s.ms.Append(rd.Entries) == nil, "memory storage refused the entries")
 	}
 	s.out.Messages = append(s.out.Messages, rd.Messages...)
+	s.reportSnapshotsSent(rd.Messages)
 	if !s.apply(rd.CommittedEntries) {
 		return
 	}
@@ -167,6 +173,9 @@ func (s *Store) apply(ents []*raftpb.Entry) bool {
 			return false
 		}
 		s.applied, s.appliedTerm = e.GetIndex(), e.GetTerm()
+		if s.cfg.OnApply != nil {
+			s.cfg.OnApply(s.applied, s.appliedTerm)
+		}
 	}
 	return true
 }
@@ -179,7 +188,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
 	// The entry answers our proposal only if we proposed it as leader of the entry's term:
 	// seqs restart with the process, terms do not repeat for a leader.
-	if p.Node == NodeID {
+	if p.Node == s.cfg.ID {
 		if pr, ok := s.proposals[p.Seq]; ok && pr.term == e.GetTerm() {
 			delete(s.proposals, p.Seq)
 			s.answer(pr.token, t, aerr)
@@ -196,7 +205,7 @@ func (s *Store) maybeCampaign() {
 		return
 	}
 	voters := s.confState.GetVoters()
-	if len(voters) != 1 || voters[0] != NodeID || len(s.confState.GetVotersOutgoing()) > 0 {
+	if len(voters) != 1 || voters[0] != s.cfg.ID || len(s.confState.GetVotersOutgoing()) > 0 {
 		return
 	}
 	st := s.rn.BasicStatus()
@@ -246,7 +255,7 @@ func (s *Store) Propose(nowNs int64, token uint64, cmd Command) {
 		}
 	}
 	s.nextSeq++
-	data := encodeCommand(proposalEntry{Node: NodeID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
+	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
 	if len(data) > CommandBytesMax {
 		s.answer(token, Topic{}, invalid("command over %d bytes", CommandBytesMax))
 		return

@@ -275,7 +275,7 @@ func (s *Store) decide() {
 	assert(s.ms.Append(rc.ents) == nil, "memory storage refused the recovered entries")
 	if rc.snap == nil && hs.isEmpty() && len(rc.ents) == 0 {
 		rc.bootstrap = true
-		rc.note("B nothing recovered: bootstrap a one-voter configuration")
+		rc.note("B nothing recovered: bootstrap the initial voters")
 	}
 	rc.note("W rewrite %s: hard state %d/%d/%d, entries %d..%d", LogFile, hs.Term, hs.Vote, hs.Commit, base+1, last)
 	rc.phase = recRewrite

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"go.etcd.io/raft/v3"
+
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
@@ -12,13 +14,15 @@ import (
 
 // snapJob is a snapshot on its way to disk.
 type snapJob struct {
-	snap snapshot
-	file []byte
+	snap     snapshot
+	file     []byte
+	received *raft.Ready // the Ready that brought a leader's snapshot; nil for a local one
 }
 
 // rewriteJob is raft.log being rewritten.
 type rewriteJob struct {
-	buf []byte
+	buf    []byte
+	finish *raft.Ready // finished once the rewrite is durable (a received snapshot's Ready)
 }
 
 // startSnapshot writes the state at the applied index to snap, then rewrites raft.log
@@ -68,8 +72,12 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 	case disk.KindSyncDir:
 		// The snapshot is durable under its final name: only now may the log lose the
 		// entries it covers.
-		sn := s.job.snap
+		sn, received := s.job.snap, s.job.received
 		s.job = nil
+		if received != nil {
+			s.snapshotInstalled(sn, received)
+			return
+		}
 		_, err := s.ms.CreateSnapshot(sn.Index, sn.Conf, sn.Data)
 		assert(err == nil, "memory storage refused the snapshot")
 		assert(s.ms.Compact(sn.Index) == nil, "memory storage refused the compaction")
@@ -98,7 +106,11 @@ func (s *Store) startRewrite() {
 	if !s.hs.isEmpty() || len(ents) > 0 {
 		buf = appendRewriteFrames(nil, s.hs, ents)
 	}
-	s.rw = &rewriteJob{buf: buf}
+	var finish *raft.Ready
+	if s.rw != nil {
+		finish = s.rw.finish
+	}
+	s.rw = &rewriteJob{buf: buf, finish: finish}
 	s.issue(purposeRewrite, disk.Op{Kind: disk.KindCreate, Name: s.path(LogTmpFile)})
 }
 
@@ -133,10 +145,15 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindSyncDir, Name: s.cfg.Dir})
 	case disk.KindSyncDir:
 		s.logSize = int64(len(s.rw.buf))
+		finish := s.rw.finish
 		s.rw = nil
 		s.phase = phaseIdle
 		if s.state == stateRecovering {
 			s.finishRecovery(nowNs)
+		}
+		if finish != nil {
+			s.finishReady(*finish)
+			s.drive()
 		}
 	default:
 		panic("meta: invariant broken: unexpected rewrite step " + res.Kind.String())

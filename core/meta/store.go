@@ -16,6 +16,16 @@ type Config struct {
 	Dir                  string // directory of raft.log and snap, default "meta"
 	TickIntervalNs       int64  // one raft tick, default 100 ms
 	SnapshotEveryEntries uint64 // applied entries between snapshots, default 1,000
+	// ID is this replica's raft id, default DefaultID; never 0.
+	ID uint64
+	// Voters is the initial configuration a fresh store bootstraps (every initial member
+	// must be given the same list); default just ID. A store that recovered anything
+	// ignores it: the configuration lives in the log and the snapshot.
+	Voters []uint64
+	// OnApply, when set, is called after each entry is applied and after a snapshot from
+	// the leader is installed, with the index and term the state is now at (the simulator
+	// compares replicas with it). Nil in production.
+	OnApply func(index, term uint64)
 }
 
 // Defaults and bounds.
@@ -26,8 +36,8 @@ const (
 	// SnapshotEveryEntriesMax bounds the log between snapshots, and so what recovery reads.
 	SnapshotEveryEntriesMax = 100_000
 
-	// NodeID is this replica's raft id. This issue runs one voter; a later one adds peers.
-	NodeID uint64 = 1
+	// DefaultID is the raft id of a single node's replica.
+	DefaultID uint64 = 1
 	// ElectionTicks and HeartbeatTicks are raft's timeouts, in ticks.
 	ElectionTicks  = 10
 	HeartbeatTicks = 1
@@ -66,6 +76,15 @@ func (c Config) withDefaults() Config {
 		c.SnapshotEveryEntries = DefaultSnapshotEveryEntries
 	}
 	c.SnapshotEveryEntries = min(c.SnapshotEveryEntries, SnapshotEveryEntriesMax)
+	if c.ID == 0 {
+		c.ID = DefaultID
+	}
+	if len(c.Voters) == 0 {
+		c.Voters = []uint64{c.ID}
+	}
+	c.Voters = slices.Clone(c.Voters)
+	slices.Sort(c.Voters)
+	c.Voters = slices.Compact(c.Voters)
 	return c
 }
 
@@ -107,7 +126,7 @@ type Ready struct {
 	Ops       []disk.Op
 	Done      []ProposeDone
 	Barriers  []BarrierDone
-	Messages  []*raftpb.Message // always empty with one voter
+	Messages  []*raftpb.Message // to the peers in their To field; none with one voter
 	Recovered *Recovery
 	Failed    error
 }

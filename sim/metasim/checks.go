@@ -1,0 +1,120 @@
+package metasim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+)
+
+// checkLeader: at most one leader per term, over the whole run.
+func (u *run) checkLeader(rep *replica) {
+	if !rep.up || rep.s.LeaderID() != rep.id {
+		return
+	}
+	term := rep.s.Term()
+	switch l, ok := u.leaders[term]; {
+	case !ok:
+		u.leaders[term] = rep.id
+		u.stats.Leaders++
+		u.record('L', rep.id, term)
+	case l != rep.id:
+		u.violate(fmt.Errorf("two leaders in term %d: replicas %d and %d", term, l, rep.id))
+	}
+}
+
+// onApply: replicas that report the state at the same index report the same term and
+// the same topics (every replica applies the same sequence; crashes re-apply it).
+func (u *run) onApply(i int, index, term uint64) {
+	u.stats.AppliedChecks++
+	dg := u.digest(i)
+	a, ok := u.applied[index]
+	if !ok {
+		u.applied[index] = appliedAt{term: term, digest: dg, by: i}
+		return
+	}
+	if a.term != term || a.digest != dg {
+		u.violate(fmt.Errorf("replicas diverge at index %d: replica %d has term %d state %016x, replica %d had term %d state %016x",
+			index, u.reps[i].id, term, dg, u.reps[a.by].id, a.term, a.digest))
+	}
+}
+
+func (u *run) digest(i int) uint64 {
+	h := fnv.New64a()
+	for _, t := range u.reps[i].s.Topics() {
+		fmt.Fprintf(h, "%+v;", t)
+	}
+	return h.Sum64()
+}
+
+// heal stops every fault, brings every replica up and requires, within HealBoundNs,
+// every answered topic and every waiting one applied on every replica, at one index.
+func (u *run) heal() {
+	u.healing = true
+	start := u.s.Now()
+	u.net.SetFaults(false)
+	u.net.Heal()
+	for i, rep := range u.reps {
+		rep.d.SetFaults(false)
+		if !rep.up {
+			u.start(i)
+		}
+	}
+	u.names++
+	u.waiting = append(u.waiting, fmt.Sprintf("heal%d", u.names)) // a fresh entry must commit
+	for u.err == nil {
+		if u.healed() {
+			u.stats.HealNs = u.s.Now() - start
+			return
+		}
+		e, ok := u.s.Next()
+		if !ok || u.s.Now()-start > HealBoundNs {
+			u.violate(fmt.Errorf("liveness: not healed %d ms after faults stopped: %s", HealBoundNs/1_000_000, u.healState()))
+			return
+		}
+		u.handle(e)
+	}
+}
+
+func (u *run) healed() bool {
+	if len(u.waiting) > 0 {
+		return false
+	}
+	var index uint64
+	for i, rep := range u.reps {
+		if !rep.up || len(rep.pending) > 0 {
+			return false
+		}
+		if i == 0 {
+			index = rep.s.AppliedIndex()
+		}
+		if rep.s.AppliedIndex() != index || !u.holdsAcked(rep) {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *run) holdsAcked(rep *replica) bool {
+	for name := range u.acked { //narad:unordered (a yes/no answer)
+		if _, ok := rep.s.Topic(name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *run) healState() string {
+	s := fmt.Sprintf("waiting=%d acked=%d", len(u.waiting), len(u.acked))
+	for _, rep := range u.reps {
+		missing := 0
+		for _, name := range slices.Sorted(maps.Keys(u.acked)) {
+			if _, ok := rep.s.Topic(name); !ok {
+				missing++
+			}
+		}
+		s += fmt.Sprintf("; replica %d up=%v leader=%d term=%d applied=%d pending=%d missing=%d",
+			rep.id, rep.up, rep.s.LeaderID(), rep.s.Term(), rep.s.AppliedIndex(), len(rep.pending), missing)
+	}
+	return s
+}

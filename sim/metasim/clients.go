@@ -1,0 +1,92 @@
+package metasim
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/narad/narad/core/meta"
+)
+
+// clientStep proposes one topic creation to a random replica that is up: a name that
+// still waits for an answer, or (outside the heal phase) a new one.
+func (u *run) clientStep() {
+	if u.healing {
+		u.healStep()
+		return
+	}
+	var name string
+	switch {
+	case len(u.waiting) > 0 && u.r.Chance(0.5):
+		name, u.waiting = u.waiting[0], u.waiting[1:]
+	default:
+		u.names++
+		name = fmt.Sprintf("t%d", u.names)
+	}
+	var up []int
+	for i, rep := range u.reps {
+		if rep.up {
+			up = append(up, i)
+		}
+	}
+	if len(up) == 0 {
+		u.waiting = append(u.waiting, name)
+		return
+	}
+	u.propose(up[u.r.Intn(len(up))], name)
+}
+
+// healStep, in the heal phase, proposes every waiting name to the leader the replicas
+// know of, as a client following ErrNotLeader redirects would.
+func (u *run) healStep() {
+	for i, rep := range u.reps {
+		if !rep.up || rep.s.LeaderID() != rep.id {
+			continue
+		}
+		names := u.waiting
+		u.waiting = nil
+		for _, name := range names {
+			u.propose(i, name)
+		}
+		return
+	}
+}
+
+func (u *run) propose(i int, name string) {
+	rep := u.reps[i]
+	u.tokens++
+	rep.pending[u.tokens] = name
+	u.stats.Proposed++
+	u.record('P', uint64(i), u.tokens)
+	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.CreateTopic, Name: name})
+	u.drain(i)
+}
+
+// onDone takes a proposal's answer. Applied (or ErrExists: an earlier, ambiguous attempt
+// under the same name was applied) means committed; anything else is proposed again.
+func (u *run) onDone(rep *replica, d meta.ProposeDone) {
+	name, ok := rep.pending[d.Token]
+	if !ok {
+		u.violate(fmt.Errorf("replica %d answered unknown proposal %d", rep.id, d.Token))
+		return
+	}
+	delete(rep.pending, d.Token)
+	u.record('A', rep.id, d.Token, boolBit(d.Err == nil))
+	if d.Err == nil || errors.Is(d.Err, meta.ErrExists) {
+		u.stats.Acked++
+		u.acked[name] = true
+		return
+	}
+	u.stats.Refused++
+	u.waiting = append(u.waiting, name)
+}
+
+// requeue makes a crashed replica's unanswered proposals ambiguous: proposed again.
+func (u *run) requeue(rep *replica) {
+	for _, tok := range slices.Sorted(maps.Keys(rep.pending)) {
+		u.stats.Lost++
+		u.waiting = append(u.waiting, rep.pending[tok])
+	}
+	rep.pending = map[uint64]string{}
+}

@@ -1,0 +1,327 @@
+package metasim
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/sched"
+	"github.com/narad/narad/sim/simnet"
+)
+
+type eventKind uint8
+
+const (
+	evOpDone eventKind = iota + 1
+	evTick
+	evMsg
+	evCrash // node < 0: the crash schedule picks a replica
+	evRestart
+	evClient
+	evCut
+)
+
+type event struct {
+	kind  eventKind
+	node  int
+	epoch uint64
+	op    disk.Op
+	msg   simnet.Delivery[[]byte]
+}
+
+// replica is one metastore process on its own disk; epoch ties events to one
+// incarnation of the process.
+type replica struct {
+	id      uint64
+	d       *sim.Disk
+	s       *meta.Store
+	epoch   uint64
+	up      bool
+	tickAt  int64
+	pending map[uint64]string // proposal token -> topic name
+}
+
+// Stats summarises a run.
+type Stats struct {
+	Proposed, Acked, Refused, Lost   uint64
+	Crashes, Failures, Leaders       uint64
+	AppliedChecks, CutChanges        uint64
+	SnapshotsSent                    uint64
+	HealNs                           int64
+	Net                              simnet.Stats
+	DiskSyncFails, DiskWritesDamaged uint64
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Trace     string
+	Violation error
+	Stats     Stats
+}
+
+type appliedAt struct {
+	term, digest uint64
+	by           int
+}
+
+type run struct {
+	o     Options
+	r     *rng.Rand
+	s     sched.Scheduler[event]
+	trace *sched.Trace
+	net   *simnet.Net[[]byte]
+	reps  []*replica
+	ids   []uint64
+	err   error
+	stats Stats
+
+	epochs  uint64
+	leaders map[uint64]uint64    // term -> the leader seen in it
+	applied map[uint64]appliedAt // raft index -> the state some replica reported there
+	acked   map[string]bool      // topics a proposal was answered for
+	waiting []string             // topics to propose again (refused, timed out, lost)
+	names   uint64
+	tokens  uint64
+	healing bool
+}
+
+// randMu serializes runs: etcd raft draws election jitter from crypto/rand.Reader, which
+// a run replaces with a stream from its seed.
+var randMu sync.Mutex
+
+// Run executes the options' run and reports its trace hash and verdict.
+func Run(o Options) Result {
+	randMu.Lock()
+	defer randMu.Unlock()
+	r := rng.New(o.Seed)
+	saved := rand.Reader
+	rand.Reader = r.Fork()
+	defer func() { rand.Reader = saved }()
+
+	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
+		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, acked: map[string]bool{}}
+	for i := range o.Nodes {
+		u.ids = append(u.ids, uint64(i+1))
+		u.reps = append(u.reps, &replica{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk)})
+	}
+	for i := range u.reps {
+		u.start(i)
+	}
+	u.s.At(u.after(o.ClientGapNs), event{kind: evClient})
+	if o.CrashGapNs[1] > 0 {
+		u.s.At(u.after(o.CrashGapNs), event{kind: evCrash, node: -1})
+	}
+	if o.CutGapNs[1] > 0 {
+		u.s.At(u.after(o.CutGapNs), event{kind: evCut})
+	}
+	for step := 0; step < o.Steps && u.err == nil; step++ {
+		e, ok := u.s.Next()
+		if !ok {
+			break
+		}
+		u.handle(e)
+	}
+	if u.err == nil {
+		u.heal()
+	}
+	u.stats.Net = u.net.Stats()
+	for _, rep := range u.reps {
+		ds := rep.d.Stats()
+		u.stats.DiskSyncFails += ds.SyncsFailed
+		u.stats.DiskWritesDamaged += ds.WritesCorrupted + ds.WritesLost
+	}
+	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
+}
+
+func (u *run) after(gap [2]int64) int64 { return u.s.Now() + sched.Between(u.r, gap[0], gap[1]) }
+
+func (u *run) record(kind byte, vals ...uint64) { u.trace.Record(u.s.Now(), kind, vals...) }
+
+func (u *run) violate(err error) {
+	if u.err == nil {
+		u.err = fmt.Errorf("t=%dns: %w", u.s.Now(), err)
+	}
+}
+
+func (u *run) handle(e event) {
+	switch e.kind {
+	case evOpDone:
+		rep := u.reps[e.node]
+		if e.epoch == rep.epoch && rep.up {
+			res := disk.Apply(rep.d, e.op)
+			u.record('d', uint64(e.node), e.op.ID, uint64(e.op.Kind), uint64(len(res.Data)), boolBit(res.Err != nil))
+			rep.s.DiskDone(u.s.Now(), res)
+			u.drain(e.node)
+		}
+	case evTick:
+		rep := u.reps[e.node]
+		if e.epoch == rep.epoch && rep.up && u.s.Now() == rep.tickAt {
+			u.record('t', uint64(e.node))
+			rep.tickAt = 0
+			rep.s.Tick(u.s.Now())
+			u.drain(e.node)
+		}
+	case evMsg:
+		u.deliver(e.msg)
+	case evCrash:
+		u.onCrashEvent(e)
+	case evRestart:
+		if !u.reps[e.node].up {
+			u.start(e.node)
+		}
+	case evClient:
+		u.clientStep()
+		next := u.after(u.o.ClientGapNs)
+		if u.healing {
+			next = u.s.Now() + HealClientGapNs
+		}
+		u.s.At(next, event{kind: evClient})
+	case evCut:
+		if !u.healing {
+			u.changeCuts()
+			u.s.At(u.after(u.o.CutGapNs), event{kind: evCut})
+		}
+	}
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// start boots replica i's process on its disk: a fresh store that recovers from it.
+func (u *run) start(i int) {
+	rep := u.reps[i]
+	u.epochs++
+	rep.epoch, rep.up, rep.tickAt, rep.pending = u.epochs, true, 0, map[uint64]string{}
+	rep.s = meta.New(meta.Config{ID: rep.id, Voters: u.ids, SnapshotEveryEntries: u.o.SnapshotEvery,
+		OnApply: func(index, term uint64) { u.onApply(i, index, term) }})
+	u.record('o', uint64(i), rep.epoch)
+	rep.s.Open(u.s.Now())
+	u.drain(i)
+}
+
+// crash kills replica i's process and its machine: ops in flight, messages it would have
+// sent and unanswered proposals are lost; the disk applies its crash model.
+func (u *run) crash(i int) {
+	rep := u.reps[i]
+	if !rep.up {
+		return
+	}
+	u.stats.Crashes++
+	u.record('c', uint64(i), rep.epoch)
+	rep.up = false
+	u.epochs++
+	rep.epoch = u.epochs
+	u.requeue(rep)
+	rep.d.Crash()
+	u.s.At(u.after(u.o.RestartNs), event{kind: evRestart, node: i})
+}
+
+func (u *run) onCrashEvent(e event) {
+	if e.node >= 0 { // the store failed: restart it (a machine crash, see doc.go of meta)
+		if e.epoch == u.reps[e.node].epoch {
+			u.crash(e.node)
+		}
+		return
+	}
+	if u.healing {
+		return
+	}
+	u.crash(u.r.Intn(len(u.reps)))
+	u.s.At(u.after(u.o.CrashGapNs), event{kind: evCrash, node: -1})
+}
+
+// drain carries out replica i's Ready: ops to the disk, messages to the network, answers
+// to the clients, the next tick; then checks the leader of its term.
+func (u *run) drain(i int) {
+	rep := u.reps[i]
+	rd := rep.s.Ready()
+	for _, op := range rd.Ops {
+		lat := sched.Latency(u.r, op, u.o.OpLatencyNs, u.o.SyncLatencyNs)
+		u.s.At(u.s.Now()+lat, event{kind: evOpDone, node: i, epoch: rep.epoch, op: op})
+	}
+	for _, d := range rd.Done {
+		u.onDone(rep, d)
+	}
+	for _, m := range rd.Messages {
+		u.send(m)
+	}
+	if rd.Failed != nil {
+		u.stats.Failures++
+		u.record('f', uint64(i))
+		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: rep.epoch})
+	}
+	u.checkLeader(rep)
+	if at, ok := rep.s.NextDeadline(); ok && at != rep.tickAt {
+		rep.tickAt = max(at, u.s.Now())
+		u.s.At(rep.tickAt, event{kind: evTick, node: i, epoch: rep.epoch})
+	}
+}
+
+// send puts a raft message on the network in its wire form, so that every delivery
+// (duplicates too) is decoded into its own message.
+func (u *run) send(m *raftpb.Message) {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		u.violate(fmt.Errorf("raft message does not marshal: %v", err))
+		return
+	}
+	u.record('s', m.GetFrom(), m.GetTo(), uint64(m.GetType()))
+	if m.GetType() == raftpb.MessageType_MsgSnap {
+		u.stats.SnapshotsSent++
+	}
+	for _, d := range u.net.Send(u.s.Now(), m.GetFrom(), m.GetTo(), data) {
+		u.s.At(d.AtNs, event{kind: evMsg, msg: d})
+	}
+}
+
+func (u *run) deliver(d simnet.Delivery[[]byte]) {
+	i := int(d.To - 1)
+	if !u.net.Arrives(d) || i < 0 || i >= len(u.reps) || !u.reps[i].up {
+		return
+	}
+	m := &raftpb.Message{}
+	if err := proto.Unmarshal(d.Msg, m); err != nil {
+		u.violate(fmt.Errorf("raft message does not unmarshal: %v", err))
+		return
+	}
+	u.record('m', d.From, d.To, uint64(m.GetType()), boolBit(d.Stale))
+	u.reps[i].s.Step(u.s.Now(), m)
+	u.drain(i)
+}
+
+// changeCuts draws the next network shape: healed, one node isolated, a pair cut both
+// ways, or a one-way cut.
+func (u *run) changeCuts() {
+	u.stats.CutChanges++
+	u.net.Heal()
+	n := len(u.ids)
+	a, b := u.ids[u.r.Intn(n)], u.ids[u.r.Intn(n)]
+	switch u.r.Intn(4) {
+	case 0:
+		u.record('h')
+	case 1:
+		for _, id := range u.ids {
+			if id != a {
+				u.net.Partition(a, id)
+			}
+		}
+		u.record('i', a)
+	case 2:
+		u.net.Partition(a, b)
+		u.record('p', a, b)
+	case 3:
+		u.net.Cut(a, b)
+		u.record('w', a, b)
+	}
+}
