@@ -237,7 +237,7 @@ func (d *batchDecoder) base64Payload(sp span) ([]byte, error) {
 		return nil, errors.New("payload: a base64 payload must be a JSON string")
 	}
 	src := d.s.b[sp.start+1 : sp.end-1]
-	if !plainJSON(src) {
+	if !sp.plain {
 		v, err := d.s.unquote(sp)
 		if err != nil {
 			return nil, errors.New("payload: a base64 payload must be a JSON string")
