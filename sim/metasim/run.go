@@ -1,9 +1,7 @@
 package metasim
 
 import (
-	"crypto/rand"
 	"fmt"
-	"sync"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -11,6 +9,7 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/internal/raftrand"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
 	"github.com/narad/narad/sim/simnet"
@@ -92,19 +91,16 @@ type run struct {
 	healing bool
 }
 
-// randMu serializes runs: etcd raft draws election jitter from crypto/rand.Reader, which
-// a run replaces with a stream from its seed.
-var randMu sync.Mutex
-
-// Run executes the options' run and reports its trace hash and verdict.
-func Run(o Options) Result {
-	randMu.Lock()
-	defer randMu.Unlock()
+// Run executes the options' run and reports its trace hash and verdict. etcd raft draws
+// its election jitter from crypto/rand.Reader: the run replaces it with a stream from its
+// seed, so runs in one process take turns (internal/raftrand).
+func Run(o Options) (res Result) {
 	r := rng.New(o.Seed)
-	saved := rand.Reader
-	rand.Reader = r.Fork()
-	defer func() { rand.Reader = saved }()
+	raftrand.With(r.Fork(), func() { res = runWith(o, r) })
+	return res
+}
 
+func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, acked: map[string]bool{}}
 	for i := range o.Nodes {
