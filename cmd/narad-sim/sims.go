@@ -31,8 +31,8 @@ func runMeta(seed uint64) outcome {
 	return outcome{
 		options: o.String(), trace: res.Trace, violation: res.Violation,
 		stats: []string{
-			fmt.Sprintf("stats: proposed=%d acked=%d refused=%d lost=%d crashes=%d store_failures=%d leaders=%d snapshots_sent=%d applied_checks=%d cut_changes=%d heal_ms=%d",
-				s.Proposed, s.Acked, s.Refused, s.Lost, s.Crashes, s.Failures, s.Leaders, s.SnapshotsSent, s.AppliedChecks, s.CutChanges, s.HealNs/1_000_000),
+			fmt.Sprintf("stats: proposed=%d acked=%d refused=%d lost=%d crashes=%d store_failures=%d leaders=%d snapshots_sent=%d applied_checks=%d dead_marks=%d cut_changes=%d heal_ms=%d",
+				s.Proposed, s.Acked, s.Refused, s.Lost, s.Crashes, s.Failures, s.Leaders, s.SnapshotsSent, s.AppliedChecks, s.DeadMarks, s.CutChanges, s.HealNs/1_000_000),
 			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d; disk: syncs_failed=%d writes_damaged=%d",
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped, s.DiskSyncFails, s.DiskWritesDamaged),
 		},

@@ -30,6 +30,9 @@ type entryV1 struct {
 	RetentionMs             *int64  `json:"retention_ms,omitempty"`
 	VisibilityTimeoutMs     *int64  `json:"visibility_timeout_ms,omitempty"`
 	MaxInFlightPerPartition *uint32 `json:"max_in_flight_per_partition,omitempty"`
+	Member                  uint64  `json:"member,omitempty"`
+	Addr                    string  `json:"addr,omitempty"`
+	Alive                   bool    `json:"alive,omitempty"`
 }
 
 // proposalEntry is a decoded command entry.
@@ -44,6 +47,7 @@ func encodeCommand(p proposalEntry) []byte {
 		Node: p.Node, Seq: p.Seq, NowNs: p.NowNs, Kind: p.Cmd.Kind.String(), Name: p.Cmd.Name,
 		Partitions: p.Cmd.Partitions, RetentionMs: p.Cmd.RetentionMs,
 		VisibilityTimeoutMs: p.Cmd.VisibilityTimeoutMs, MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
+		Member: p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
 	}
 	b, err := json.Marshal(e)
 	assert(err == nil, "command does not marshal")
@@ -64,8 +68,9 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 	p := proposalEntry{Node: e.Node, Seq: e.Seq, NowNs: e.NowNs, Cmd: Command{
 		Name: e.Name, Partitions: e.Partitions, RetentionMs: e.RetentionMs,
 		VisibilityTimeoutMs: e.VisibilityTimeoutMs, MaxInFlightPerPartition: e.MaxInFlightPerPartition,
+		Member: e.Member, Addr: e.Addr, Alive: e.Alive,
 	}}
-	for k := CreateTopic; k <= PatchTopic; k++ {
+	for k := CreateTopic; k <= SetMemberAlive; k++ {
 		if e.Kind == k.String() {
 			p.Cmd.Kind = k
 		}
@@ -115,8 +120,15 @@ type confJSON struct {
 }
 
 type stateJSON struct {
-	Commands uint64  `json:"commands"`
-	Topics   []Topic `json:"topics"` // sorted by name
+	Commands uint64       `json:"commands"`
+	Topics   []Topic      `json:"topics"`            // sorted by name
+	Members  []Member     `json:"members,omitempty"` // sorted by id
+	Owners   []ownersJSON `json:"owners,omitempty"`  // sorted by topic id
+}
+
+type ownersJSON struct {
+	Topic  uint64   `json:"topic"`
+	Owners []uint64 `json:"owners"`
 }
 
 // encodeState serializes the machine: topics sorted by name, so equal states give equal
@@ -125,6 +137,12 @@ func encodeState(m *machine) []byte {
 	st := stateJSON{Commands: m.commands, Topics: make([]Topic, 0, len(m.byName))}
 	for _, name := range slices.Sorted(maps.Keys(m.byName)) {
 		st.Topics = append(st.Topics, m.byName[name])
+	}
+	for _, id := range slices.Sorted(maps.Keys(m.members)) {
+		st.Members = append(st.Members, m.members[id])
+	}
+	for _, id := range slices.Sorted(maps.Keys(m.owners)) {
+		st.Owners = append(st.Owners, ownersJSON{Topic: id, Owners: m.owners[id]})
 	}
 	b, err := json.Marshal(st)
 	assert(err == nil, "state does not marshal")
@@ -188,5 +206,26 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		}
 		m.add(t)
 	}
+	if len(st.Members) > MembersMax {
+		return nil, errBody
+	}
+	for i, mb := range st.Members {
+		if mb.ID == 0 || (i > 0 && mb.ID <= st.Members[i-1].ID) || mb.Addr == "" || len(mb.Addr) > AddrBytesMax {
+			return nil, errBody
+		}
+		m.members[mb.ID] = mb
+	}
+	for i, o := range st.Owners {
+		name, ok := m.byID[o.Topic]
+		if !ok || (i > 0 && o.Topic <= st.Owners[i-1].Topic) || !validOwners(m.byName[name], o.Owners) {
+			return nil, errBody
+		}
+		m.owners[o.Topic] = o.Owners
+	}
 	return m, nil
+}
+
+// validOwners: one non-zero member id per partition of the topic.
+func validOwners(t Topic, owners []uint64) bool {
+	return len(owners) == int(t.Partitions) && !slices.Contains(owners, 0)
 }

@@ -28,6 +28,23 @@
 // the node layer forwards writes to the leader). Reads (Topic, TopicByID, Topics) serve the local replica; Barrier makes a
 // later read see every write answered before it (raft ReadIndex, ReadOnlySafe).
 //
+// # Members, the controller and partition owners
+//
+// The state holds the members besides the topics. A node joins through the log
+// (JoinMember: id, address; it joins alive). The leader runs the controller on Tick
+// (controller.go): it records the heartbeats the node layer passes to Heartbeat, and
+// proposes SetMemberAlive false for a live member silent for DeadAfterNs (default 5 s),
+// and true for a dead member heard again. A new leader waits DeadAfterNs before it judges
+// anyone (the heartbeats went to its predecessor), and proposes only once it has applied
+// its whole durable log and an entry of its term. Liveness so changes only through the
+// log: every replica agrees on who is alive at every index.
+//
+// A topic's partitions get owners when they are created (CreateTopic, and PatchTopic for
+// the partitions it adds): round-robin over the members alive at that entry, starting at
+// the entry's index modulo their number. With no member (a single node that never
+// joined) partitions have no owner and are local. Owners(topic id) reads them; they are
+// kept in the snapshot with the members.
+//
 // # Files
 //
 // Dir holds two files. Every frame is

@@ -186,6 +186,9 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 		return err
 	}
 	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+	if p.Cmd.Kind == SetMemberAlive {
+		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
+	}
 	// The entry answers our proposal only if we proposed it as leader of the entry's term:
 	// seqs restart with the process, terms do not repeat for a leader.
 	if p.Node == s.cfg.ID {
@@ -225,47 +228,56 @@ func (s *Store) maybeCampaign() {
 // not ready, not the leader, at ProposalsMax, or the command is invalid. A leader whose
 // replica holds every entry of its log applied also answers ErrExists and ErrNotFound at
 // once; otherwise the apply decides. nowNs becomes the topic's CreatedAtMs.
+//
+// Token 0 is the store's own (the controller's): never use it.
 func (s *Store) Propose(nowNs int64, token uint64, cmd Command) {
+	if s.propose(nowNs, token, cmd) {
+		s.drive()
+	}
+}
+
+// propose hands cmd to raft, or answers it at once; it reports whether raft took it.
+func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 	switch s.state {
 	case stateFailed:
 		s.answer(token, Topic{}, s.failure)
-		return
+		return false
 	case stateNew, stateRecovering:
 		s.answer(token, Topic{}, ErrNotLeader)
-		return
+		return false
 	}
 	c, err := cmd.normalize()
 	if err != nil {
 		s.answer(token, Topic{}, err)
-		return
+		return false
 	}
 	st := s.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
 		s.answer(token, Topic{}, ErrNotLeader)
-		return
+		return false
 	}
 	if len(s.proposals) >= ProposalsMax {
 		s.answer(token, Topic{}, ErrBusy)
-		return
+		return false
 	}
 	if s.fresh(st) {
 		if t, err := s.sm.check(c); err != nil {
 			s.answer(token, t, err)
-			return
+			return false
 		}
 	}
 	s.nextSeq++
 	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
 	if len(data) > CommandBytesMax {
 		s.answer(token, Topic{}, invalid("command over %d bytes", CommandBytesMax))
-		return
+		return false
 	}
 	if err := s.rn.Propose(data); err != nil {
 		s.answer(token, Topic{}, ErrBusy) // the uncommitted tail is full, or a transfer runs
-		return
+		return false
 	}
 	s.proposals[s.nextSeq] = &proposal{token: token, term: st.GetTerm(), deadline: s.ticks + RequestTimeoutTicks}
-	s.drive()
+	return true
 }
 
 // fresh reports whether the local topics are the state at the end of the leader's log: the

@@ -26,6 +26,9 @@ type Config struct {
 	// the leader is installed, with the index and term the state is now at (the simulator
 	// compares replicas with it). Nil in production.
 	OnApply func(index, term uint64)
+	// DeadAfterNs: the leader marks a member dead after this long without a heartbeat;
+	// default DefaultDeadAfterNs.
+	DeadAfterNs int64
 }
 
 // Defaults and bounds.
@@ -78,6 +81,9 @@ func (c Config) withDefaults() Config {
 	c.SnapshotEveryEntries = min(c.SnapshotEveryEntries, SnapshotEveryEntriesMax)
 	if c.ID == 0 {
 		c.ID = DefaultID
+	}
+	if c.DeadAfterNs <= 0 {
+		c.DeadAfterNs = DefaultDeadAfterNs
 	}
 	if len(c.Voters) == 0 {
 		c.Voters = []uint64{c.ID}
@@ -209,6 +215,10 @@ type Store struct {
 	ticks      uint64
 	lastTickNs int64
 
+	heard         map[uint64]int64  // member -> when the leader last heard it (controller.go)
+	leaderSinceNs int64             // when this replica became leader, 0 when it is not
+	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
+
 	job    *snapJob
 	rw     *rewriteJob
 	verify *readBack // the read-back in flight, if any
@@ -220,6 +230,7 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
+		heard: map[uint64]int64{}, controlUntil: map[uint64]uint64{},
 	}
 }
 
@@ -258,6 +269,7 @@ func (s *Store) Tick(nowNs int64) {
 		s.ticks++
 	}
 	s.expire()
+	s.control(nowNs)
 	s.drive()
 }
 
@@ -353,6 +365,9 @@ func (s *Store) issue(p opPurpose, op disk.Op) {
 func (s *Store) path(name string) string { return s.cfg.Dir + "/" + name }
 
 func (s *Store) answer(token uint64, t Topic, err error) {
+	if token == 0 { // the store's own proposal (the controller's)
+		return
+	}
 	s.out.Done = append(s.out.Done, ProposeDone{Token: token, Topic: t, Err: err})
 }
 

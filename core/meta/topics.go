@@ -24,25 +24,31 @@ type CommandKind uint8
 
 // The commands.
 const (
-	CreateTopic CommandKind = iota + 1 // fails with ErrExists if the name is taken
-	DeleteTopic                        // fails with ErrNotFound
-	PatchTopic                         // fails with ErrNotFound; partitions only grow
+	CreateTopic    CommandKind = iota + 1 // fails with ErrExists if the name is taken
+	DeleteTopic                           // fails with ErrNotFound
+	PatchTopic                            // fails with ErrNotFound; partitions only grow
+	JoinMember                            // adds or updates a member (Member, Addr); it is alive
+	SetMemberAlive                        // marks a member alive or dead (Member, Alive); ErrNoMember
 )
 
-var kindNames = [...]string{"", "create", "delete", "patch"}
+var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive"}
 
 func (k CommandKind) String() string {
-	if k >= CreateTopic && k <= PatchTopic {
+	if k >= CreateTopic && k <= SetMemberAlive {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Command is a change to the topics. For CreateTopic a nil field takes its default; for
-// PatchTopic a nil field is left unchanged; DeleteTopic takes only the name.
+// Command is a change to the topics or the members. For CreateTopic a nil field takes its
+// default; for PatchTopic a nil field is left unchanged; DeleteTopic takes only the name;
+// the member commands take Member and Addr or Alive.
 type Command struct {
 	Kind                    CommandKind
 	Name                    string
+	Member                  uint64
+	Addr                    string
+	Alive                   bool
 	Partitions              *uint32
 	RetentionMs             *int64
 	VisibilityTimeoutMs     *int64
@@ -106,6 +112,12 @@ func ValidName(name string) bool {
 // that the entry carries every value: a later change of a default never changes what a
 // replayed entry does.
 func (c Command) normalize() (Command, error) {
+	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
+		return c, c.checkMember()
+	}
+	if c.Member != 0 || c.Addr != "" || c.Alive {
+		return c, invalid("a topic command takes no member fields")
+	}
 	if !ValidName(c.Name) {
 		return c, invalid("topic name must be 1-%d characters of [A-Za-z0-9._-], not . or ..", NameBytesMax)
 	}
@@ -158,16 +170,22 @@ func (c Command) checkBounds() error {
 type machine struct {
 	byName   map[string]Topic
 	byID     map[uint64]string
-	commands uint64 // command entries applied, answered with an error or not
+	members  map[uint64]Member
+	owners   map[uint64][]uint64 // topic id -> owner of each partition (members.go)
+	commands uint64              // command entries applied, answered with an error or not
 }
 
 func newMachine() *machine {
-	return &machine{byName: map[string]Topic{}, byID: map[uint64]string{}}
+	return &machine{byName: map[string]Topic{}, byID: map[uint64]string{}, members: map[uint64]Member{},
+		owners: map[uint64][]uint64{}}
 }
 
 // check answers c against the current topics without changing them: the topic the command
 // would produce (or touch), or the error it would get. c must be normalized.
 func (m *machine) check(c Command) (Topic, error) {
+	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
+		return Topic{}, m.checkMember(c)
+	}
 	t, exists := m.byName[c.Name]
 	switch c.Kind {
 	case CreateTopic:
@@ -230,13 +248,20 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (Topic, error) {
 		assert(m.byID[index] == "", "incarnation id reused")
 		t.ID = index
 		t.CreatedAtMs = nowNs / 1_000_000
+		m.setOwners(t.ID, m.assign(nil, int(t.Partitions), index))
 		m.byName[t.Name] = t
 		m.byID[t.ID] = t.Name
 	case DeleteTopic:
 		delete(m.byName, t.Name)
 		delete(m.byID, t.ID)
+		delete(m.owners, t.ID)
 	case PatchTopic:
+		if old := m.owners[t.ID]; len(old) > 0 {
+			m.setOwners(t.ID, m.assign(old, int(t.Partitions), index))
+		}
 		m.byName[t.Name] = t
+	case JoinMember, SetMemberAlive:
+		m.applyMember(c)
 	}
 	return t, nil
 }

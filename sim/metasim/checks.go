@@ -27,6 +27,11 @@ func (u *run) checkLeader(rep *replica) {
 // the same topics (every replica applies the same sequence; crashes re-apply it).
 func (u *run) onApply(i int, index, term uint64) {
 	u.stats.AppliedChecks++
+	for _, m := range u.reps[i].s.Members() {
+		if !m.Alive {
+			u.stats.DeadMarks++ // (counted per replica and index: a sign the controller ran)
+		}
+	}
 	dg := u.digest(i)
 	a, ok := u.applied[index]
 	if !ok {
@@ -39,11 +44,14 @@ func (u *run) onApply(i int, index, term uint64) {
 	}
 }
 
+// digest hashes what a replica's state holds: topics with their owners, and members.
 func (u *run) digest(i int) uint64 {
 	h := fnv.New64a()
-	for _, t := range u.reps[i].s.Topics() {
-		fmt.Fprintf(h, "%+v;", t)
+	s := u.reps[i].s
+	for _, t := range s.Topics() {
+		fmt.Fprintf(h, "%+v %v;", t, s.Owners(t.ID))
 	}
+	fmt.Fprintf(h, "%+v", s.Members())
 	return h.Sum64()
 }
 
@@ -77,7 +85,7 @@ func (u *run) heal() {
 }
 
 func (u *run) healed() bool {
-	if len(u.waiting) > 0 {
+	if len(u.waiting) > 0 || len(u.joins) > 0 {
 		return false
 	}
 	var index uint64
@@ -88,7 +96,22 @@ func (u *run) healed() bool {
 		if i == 0 {
 			index = rep.s.AppliedIndex()
 		}
-		if rep.s.AppliedIndex() != index || !u.holdsAcked(rep) {
+		if rep.s.AppliedIndex() != index || !u.holdsAcked(rep) || !u.allAlive(rep) {
+			return false
+		}
+	}
+	return true
+}
+
+// allAlive: every node joined and the replica's state says it is alive (the leader heard
+// it within DeadAfterNs).
+func (u *run) allAlive(rep *replica) bool {
+	ms := rep.s.Members()
+	if len(ms) != len(u.ids) {
+		return false
+	}
+	for _, m := range ms {
+		if !m.Alive {
 			return false
 		}
 	}
@@ -113,8 +136,8 @@ func (u *run) healState() string {
 				missing++
 			}
 		}
-		s += fmt.Sprintf("; replica %d up=%v leader=%d term=%d applied=%d pending=%d missing=%d",
-			rep.id, rep.up, rep.s.LeaderID(), rep.s.Term(), rep.s.AppliedIndex(), len(rep.pending), missing)
+		s += fmt.Sprintf("; replica %d up=%v leader=%d term=%d applied=%d pending=%d missing=%d members=%v",
+			rep.id, rep.up, rep.s.LeaderID(), rep.s.Term(), rep.s.AppliedIndex(), len(rep.pending), missing, rep.s.Members())
 	}
 	return s
 }

@@ -16,6 +16,16 @@ func (u *run) clientStep() {
 		u.healStep()
 		return
 	}
+	if len(u.joins) > 0 && u.r.Chance(0.3) {
+		id := u.joins[0]
+		u.joins = u.joins[1:]
+		if i, ok := u.pickUp(); ok {
+			u.proposeJoin(i, id)
+		} else {
+			u.joins = append(u.joins, id)
+		}
+		return
+	}
 	var name string
 	switch {
 	case len(u.waiting) > 0 && u.r.Chance(0.5):
@@ -24,6 +34,16 @@ func (u *run) clientStep() {
 		u.names++
 		name = fmt.Sprintf("t%d", u.names)
 	}
+	i, ok := u.pickUp()
+	if !ok {
+		u.waiting = append(u.waiting, name)
+		return
+	}
+	u.propose(i, name)
+}
+
+// pickUp draws a replica that is up.
+func (u *run) pickUp() (int, bool) {
 	var up []int
 	for i, rep := range u.reps {
 		if rep.up {
@@ -31,10 +51,9 @@ func (u *run) clientStep() {
 		}
 	}
 	if len(up) == 0 {
-		u.waiting = append(u.waiting, name)
-		return
+		return 0, false
 	}
-	u.propose(up[u.r.Intn(len(up))], name)
+	return up[u.r.Intn(len(up))], true
 }
 
 // healStep, in the heal phase, proposes every waiting name to the leader the replicas
@@ -44,10 +63,13 @@ func (u *run) healStep() {
 		if !rep.up || rep.s.LeaderID() != rep.id {
 			continue
 		}
-		names := u.waiting
-		u.waiting = nil
+		names, joins := u.waiting, u.joins
+		u.waiting, u.joins = nil, nil
 		for _, name := range names {
 			u.propose(i, name)
+		}
+		for _, id := range joins {
+			u.proposeJoin(i, id)
 		}
 		return
 	}
@@ -63,6 +85,19 @@ func (u *run) propose(i int, name string) {
 	u.drain(i)
 }
 
+// joinName marks a join in a replica's pending proposals.
+func joinName(id uint64) string { return fmt.Sprintf("join:%d", id) }
+
+func (u *run) proposeJoin(i int, id uint64) {
+	rep := u.reps[i]
+	u.tokens++
+	rep.pending[u.tokens] = joinName(id)
+	u.stats.Proposed++
+	u.record('J', uint64(i), u.tokens, id)
+	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.JoinMember, Member: id, Addr: fmt.Sprintf("node-%d:7942", id), Alive: true})
+	u.drain(i)
+}
+
 // onDone takes a proposal's answer. Applied (or ErrExists: an earlier, ambiguous attempt
 // under the same name was applied) means committed; anything else is proposed again.
 func (u *run) onDone(rep *replica, d meta.ProposeDone) {
@@ -73,6 +108,14 @@ func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 	}
 	delete(rep.pending, d.Token)
 	u.record('A', rep.id, d.Token, boolBit(d.Err == nil))
+	if id, isJoin := joinOf(name); isJoin {
+		if d.Err == nil {
+			u.joined[id] = true
+		} else {
+			u.joins = append(u.joins, id)
+		}
+		return
+	}
 	if d.Err == nil || errors.Is(d.Err, meta.ErrExists) {
 		u.stats.Acked++
 		u.acked[name] = true
@@ -86,7 +129,17 @@ func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 func (u *run) requeue(rep *replica) {
 	for _, tok := range slices.Sorted(maps.Keys(rep.pending)) {
 		u.stats.Lost++
+		if id, isJoin := joinOf(rep.pending[tok]); isJoin {
+			u.joins = append(u.joins, id)
+			continue
+		}
 		u.waiting = append(u.waiting, rep.pending[tok])
 	}
 	rep.pending = map[uint64]string{}
+}
+
+func joinOf(name string) (uint64, bool) {
+	var id uint64
+	_, err := fmt.Sscanf(name, "join:%d", &id)
+	return id, err == nil
 }

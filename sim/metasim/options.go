@@ -20,6 +20,7 @@ type Options struct {
 	RestartNs     [2]int64
 	CutGapNs      [2]int64 // time between network partition changes; 0: none
 	SnapshotEvery uint64
+	DeadAfterNs   int64 // the controller's silence bound
 	Disk          sim.DiskConfig
 	Net           simnet.Config
 }
@@ -43,6 +44,7 @@ func Draw(seed uint64) Options {
 		SyncLatencyNs: [2]int64{int64(r.Range(50_000, 300_000)), int64(r.Range(300_000, 3_000_000))},
 		RestartNs:     [2]int64{ms(1, 50), ms(50, 2000)},
 		SnapshotEvery: uint64(r.Range(3, 40)),
+		DeadAfterNs:   ms(300, 3000),
 		Disk: sim.DiskConfig{
 			SyncFailProb:     pick(0, 0, 0.001, 0.005),
 			ReadErrorProb:    pick(0, 0.01, 0.03),
@@ -69,10 +71,10 @@ func Draw(seed uint64) Options {
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d\n"+
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d dead_after_ns=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery,
+		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery, o.DeadAfterNs,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

@@ -44,7 +44,7 @@ type replica struct {
 	epoch   uint64
 	up      bool
 	tickAt  int64
-	pending map[uint64]string // proposal token -> topic name
+	pending map[uint64]string // proposal token -> topic name, or "" for a join of this replica
 }
 
 // Stats summarises a run.
@@ -53,6 +53,7 @@ type Stats struct {
 	Crashes, Failures, Leaders       uint64
 	AppliedChecks, CutChanges        uint64
 	SnapshotsSent                    uint64
+	DeadMarks                        uint64 // (member, index) pairs seen dead in an applied state
 	HealNs                           int64
 	Net                              simnet.Stats
 	DiskSyncFails, DiskWritesDamaged uint64
@@ -86,6 +87,8 @@ type run struct {
 	applied map[uint64]appliedAt // raft index -> the state some replica reported there
 	acked   map[string]bool      // topics a proposal was answered for
 	waiting []string             // topics to propose again (refused, timed out, lost)
+	joins   []uint64             // members whose join is not answered yet
+	joined  map[uint64]bool
 	names   uint64
 	tokens  uint64
 	healing bool
@@ -102,9 +105,11 @@ func Run(o Options) (res Result) {
 
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
-		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, acked: map[string]bool{}}
+		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, acked: map[string]bool{},
+		joined: map[uint64]bool{}}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
+		u.joins = append(u.joins, uint64(i+1))
 		u.reps = append(u.reps, &replica{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk)})
 	}
 	for i := range u.reps {
@@ -162,6 +167,7 @@ func (u *run) handle(e event) {
 			u.record('t', uint64(e.node))
 			rep.tickAt = 0
 			rep.s.Tick(u.s.Now())
+			u.heartbeat(rep)
 			u.drain(e.node)
 		}
 	case evMsg:
@@ -199,7 +205,7 @@ func (u *run) start(i int) {
 	rep := u.reps[i]
 	u.epochs++
 	rep.epoch, rep.up, rep.tickAt, rep.pending = u.epochs, true, 0, map[uint64]string{}
-	rep.s = meta.New(meta.Config{ID: rep.id, Voters: u.ids, SnapshotEveryEntries: u.o.SnapshotEvery,
+	rep.s = meta.New(meta.Config{ID: rep.id, Voters: u.ids, SnapshotEveryEntries: u.o.SnapshotEvery, DeadAfterNs: u.o.DeadAfterNs,
 		OnApply: func(index, term uint64) { u.onApply(i, index, term) }})
 	u.record('o', uint64(i), rep.epoch)
 	rep.s.Open(u.s.Now())
@@ -264,6 +270,21 @@ func (u *run) drain(i int) {
 	}
 }
 
+// Network payloads: a kind byte, then the body.
+const (
+	msgRaft      = 'r' // a raft message in its protobuf wire form
+	msgHeartbeat = 'h' // a member's heartbeat to the leader it knows of (no body)
+)
+
+// heartbeat sends rep's heartbeat to the leader it knows of, as a node does on its timer.
+func (u *run) heartbeat(rep *replica) {
+	if l := rep.s.LeaderID(); l != 0 && l != rep.id {
+		for _, d := range u.net.Send(u.s.Now(), rep.id, l, []byte{msgHeartbeat}) {
+			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
+		}
+	}
+}
+
 // send puts a raft message on the network in its wire form, so that every delivery
 // (duplicates too) is decoded into its own message.
 func (u *run) send(m *raftpb.Message) {
@@ -272,6 +293,7 @@ func (u *run) send(m *raftpb.Message) {
 		u.violate(fmt.Errorf("raft message does not marshal: %v", err))
 		return
 	}
+	data = append([]byte{msgRaft}, data...)
 	u.record('s', m.GetFrom(), m.GetTo(), uint64(m.GetType()))
 	if m.GetType() == raftpb.MessageType_MsgSnap {
 		u.stats.SnapshotsSent++
@@ -286,8 +308,13 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	if !u.net.Arrives(d) || i < 0 || i >= len(u.reps) || !u.reps[i].up {
 		return
 	}
+	if d.Msg[0] == msgHeartbeat {
+		u.record('b', d.From, d.To)
+		u.reps[i].s.Heartbeat(u.s.Now(), d.From)
+		return
+	}
 	m := &raftpb.Message{}
-	if err := proto.Unmarshal(d.Msg, m); err != nil {
+	if err := proto.Unmarshal(d.Msg[1:], m); err != nil {
 		u.violate(fmt.Errorf("raft message does not unmarshal: %v", err))
 		return
 	}

@@ -1,0 +1,110 @@
+package meta
+
+import (
+	"errors"
+	"maps"
+	"slices"
+)
+
+// Member is a node of the cluster as the metastore knows it. Members join through the
+// log (JoinMember); the leader marks them dead and alive again through the log
+// (SetMemberAlive) from the heartbeats it hears (controller.go), so every replica agrees
+// on who is alive at every index, and partition assignment can depend on it.
+type Member struct {
+	ID    uint64 `json:"id"`
+	Addr  string `json:"addr"`
+	Alive bool   `json:"alive"`
+}
+
+// Member bounds.
+const (
+	MembersMax   = 1024
+	AddrBytesMax = 256
+)
+
+// ErrNoMember answers SetMemberAlive for a member that never joined.
+var ErrNoMember = errors.New("meta: no such member")
+
+func (c Command) checkMember() error {
+	switch {
+	case c.Name != "" || c.Partitions != nil || c.RetentionMs != nil || c.VisibilityTimeoutMs != nil || c.MaxInFlightPerPartition != nil:
+		return invalid("a member command takes no topic fields")
+	case c.Member == 0:
+		return invalid("member id must be 1 or more")
+	case c.Kind == JoinMember && (c.Addr == "" || len(c.Addr) > AddrBytesMax):
+		return invalid("member address must be 1-%d bytes", AddrBytesMax)
+	case c.Kind == JoinMember && !c.Alive:
+		return invalid("a member joins alive")
+	case c.Kind == SetMemberAlive && c.Addr != "":
+		return invalid("member-alive takes no address")
+	}
+	return nil
+}
+
+func (m *machine) checkMember(c Command) error {
+	_, known := m.members[c.Member]
+	switch {
+	case c.Kind == SetMemberAlive && !known:
+		return ErrNoMember
+	case c.Kind == JoinMember && !known && len(m.members) >= MembersMax:
+		return invalid("the cluster has %d members already", MembersMax)
+	}
+	return nil
+}
+
+func (m *machine) applyMember(c Command) {
+	mb := m.members[c.Member]
+	mb.ID, mb.Alive = c.Member, c.Alive
+	if c.Kind == JoinMember {
+		mb.Addr = c.Addr
+	}
+	m.members[c.Member] = mb
+}
+
+// liveMembers lists the ids of the members alive now, ascending.
+func (m *machine) liveMembers() []uint64 {
+	var ids []uint64
+	for _, id := range slices.Sorted(maps.Keys(m.members)) {
+		if m.members[id].Alive {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (m *machine) setOwners(topicID uint64, owners []uint64) {
+	if len(owners) > 0 {
+		m.owners[topicID] = owners
+	}
+}
+
+// Owners returns the owner of each partition of the topic incarnation id, assigned
+// round-robin over the live members when the partition was created; nil when no member
+// had joined then (a single node: every partition is local) or the topic is unknown. The
+// slice belongs to the store: do not change it.
+func (s *Store) Owners(topicID uint64) []uint64 { return s.sm.owners[topicID] }
+
+// assign extends owners to n partitions, round-robin over the live members starting at
+// an offset drawn from the entry's index (so topics do not all start on the same member).
+// With no live member it returns owners unchanged: partitions stay unassigned (local).
+func (m *machine) assign(owners []uint64, n int, index uint64) []uint64 {
+	live := m.liveMembers()
+	if len(live) == 0 {
+		return owners
+	}
+	owners = slices.Clone(owners) // the old topic value keeps its own
+	start := int(index % uint64(len(live)))
+	for p := len(owners); p < n; p++ {
+		owners = append(owners, live[(start+p)%len(live)])
+	}
+	return owners
+}
+
+// Members lists the members, by id.
+func (s *Store) Members() []Member {
+	out := make([]Member, 0, len(s.sm.members))
+	for _, id := range slices.Sorted(maps.Keys(s.sm.members)) {
+		out = append(out, s.sm.members[id])
+	}
+	return out
+}
