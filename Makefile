@@ -62,7 +62,8 @@ bench:
 # Every decoder of a disk format, 30 s each (their seed corpora run in every make test).
 FUZZ := core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/plog:FuzzDecodeBatch \
 	core/lease:FuzzDecodeAckFrame core/lease:FuzzDecodeSnapshot core/meta:FuzzDecodeLogFrame \
-	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand io/httpapi:FuzzDecodeBatchBody
+	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand io/httpapi:FuzzDecodeBatchBody \
+	core/wire:FuzzDecode
 
 fuzz:
 	@for f in $(FUZZ); do \

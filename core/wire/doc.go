@@ -1,0 +1,25 @@
+// Package wire is the format of the messages nodes send each other (DESIGN.md section 4):
+// typed, versioned, little endian, every length bounded before anything is allocated. It
+// is pure: the node core builds messages, and the shells (io/net in production, the
+// simulator's network) carry their bytes. How it is driven: Encode a Message to bytes at
+// the sender, Decode them at the receiver; Decode never panics, whatever the bytes, and
+// accepts exactly what Encode produces (re-encoding a decoded message gives the same
+// bytes).
+//
+// # Format (version 1; a change adds a version, it does not edit this one)
+//
+//	message   version u8 (1) | kind u8 | body
+//
+//	kind 1  Raft            raft bytes: a go.etcd.io/raft/v3 raftpb.Message in its
+//	                        protobuf wire form, to the length of the message
+//	kind 2  Heartbeat       from u64: the member that is alive
+//	kind 3  CommitRequest   id u64 | incarnation u64 | partition u32 | topic_len u16 |
+//	                        topic | count u32 | count records:
+//	                        key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload
+//	kind 4  CommitResponse  id u64 | code u8 | base_offset u64 | count u32
+//
+// Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
+// the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic
+// name 1 to TopicBytesMax bytes, a key at most KeyBytesMax, a payload 1 to
+// PayloadBytesMax bytes.
+package wire

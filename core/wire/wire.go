@@ -1,0 +1,155 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Version is the only message version so far.
+const Version = 1
+
+// Bounds (doc.go).
+const (
+	MessageBytesMax  = 16 << 20
+	CommitRecordsMax = 65_536
+	TopicBytesMax    = 200
+	KeyBytesMax      = 4096
+	PayloadBytesMax  = 1 << 20
+	noKey            = 0xFFFFFFFF
+)
+
+// Kind names a message type.
+type Kind uint8
+
+// The kinds.
+const (
+	KindRaft Kind = iota + 1
+	KindHeartbeat
+	KindCommitRequest
+	KindCommitResponse
+)
+
+// Message is one of Raft, Heartbeat, CommitRequest, CommitResponse.
+type Message interface {
+	Kind() Kind
+	appendBody(b []byte) []byte
+}
+
+// Raft carries a raft message in its protobuf wire form.
+type Raft struct{ Data []byte }
+
+// Heartbeat says member From is alive.
+type Heartbeat struct{ From uint64 }
+
+// Record is one record of a commit.
+type Record struct {
+	HasKey  bool
+	Key     []byte
+	Payload []byte
+}
+
+// CommitRequest asks a partition's owner to commitDurable records (the dispatcher's
+// commit ID at the sender).
+type CommitRequest struct {
+	ID          uint64
+	Topic       string
+	Incarnation uint64
+	Partition   uint32
+	Records     []Record
+}
+
+// Code is a commit's outcome.
+type Code uint8
+
+// The outcomes.
+const (
+	CodeOK          Code = iota + 1 // durable and verified at BaseOffset..BaseOffset+Count-1
+	CodeRetry                       // nothing was committed; the sender retries later
+	CodeIncarnation                 // the topic incarnation is not current here
+	CodeNotOwner                    // this node does not own the partition
+	codeEnd
+)
+
+// CommitResponse answers a CommitRequest.
+type CommitResponse struct {
+	ID         uint64
+	Code       Code
+	BaseOffset uint64
+	Count      uint32
+}
+
+func (Raft) Kind() Kind           { return KindRaft }
+func (Heartbeat) Kind() Kind      { return KindHeartbeat }
+func (CommitRequest) Kind() Kind  { return KindCommitRequest }
+func (CommitResponse) Kind() Kind { return KindCommitResponse }
+
+// Errors of Encode and Decode.
+var (
+	ErrTooLarge = fmt.Errorf("wire: message over %d bytes", MessageBytesMax)
+	ErrInvalid  = errors.New("wire: invalid message")
+)
+
+// Encode appends m's bytes to dst. It fails when m breaks a bound.
+func Encode(dst []byte, m Message) ([]byte, error) {
+	if err := validate(m); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, Version, byte(m.Kind()))
+	dst = m.appendBody(dst)
+	if len(dst)-start > MessageBytesMax {
+		return dst[:start], ErrTooLarge
+	}
+	return dst, nil
+}
+
+func validate(m Message) error {
+	switch m := m.(type) {
+	case CommitRequest:
+		if len(m.Topic) == 0 || len(m.Topic) > TopicBytesMax || len(m.Records) == 0 || len(m.Records) > CommitRecordsMax {
+			return ErrInvalid
+		}
+		for _, r := range m.Records {
+			if len(r.Key) > KeyBytesMax || (!r.HasKey && len(r.Key) > 0) || len(r.Payload) == 0 || len(r.Payload) > PayloadBytesMax {
+				return ErrInvalid
+			}
+		}
+	case CommitResponse:
+		if m.Code == 0 || m.Code >= codeEnd {
+			return ErrInvalid
+		}
+	}
+	return nil
+}
+
+func (m Raft) appendBody(b []byte) []byte { return append(b, m.Data...) }
+
+func (m Heartbeat) appendBody(b []byte) []byte { return binary.LittleEndian.AppendUint64(b, m.From) }
+
+func (m CommitRequest) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.ID)
+	b = binary.LittleEndian.AppendUint64(b, m.Incarnation)
+	b = binary.LittleEndian.AppendUint32(b, m.Partition)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Topic)))
+	b = append(b, m.Topic...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Records)))
+	for _, r := range m.Records {
+		kl := uint32(noKey)
+		if r.HasKey {
+			kl = uint32(len(r.Key))
+		}
+		b = binary.LittleEndian.AppendUint32(b, kl)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Payload)))
+		b = append(b, r.Key...)
+		b = append(b, r.Payload...)
+	}
+	return b
+}
+
+func (m CommitResponse) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.ID)
+	b = append(b, byte(m.Code))
+	b = binary.LittleEndian.AppendUint64(b, m.BaseOffset)
+	return binary.LittleEndian.AppendUint32(b, m.Count)
+}

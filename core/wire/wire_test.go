@@ -1,0 +1,163 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func genMessage(t *rapid.T) Message {
+	switch rapid.IntRange(0, 3).Draw(t, "kind") {
+	case 0:
+		return Raft{Data: rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "raft")}
+	case 1:
+		return Heartbeat{From: rapid.Uint64().Draw(t, "from")}
+	case 2:
+		n := rapid.IntRange(1, 6).Draw(t, "records")
+		recs := make([]Record, n)
+		for i := range recs {
+			recs[i].Payload = rapid.SliceOfN(rapid.Byte(), 1, 40).Draw(t, "payload")
+			if rapid.Bool().Draw(t, "hasKey") {
+				recs[i].HasKey, recs[i].Key = true, rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "key")
+			}
+		}
+		return CommitRequest{
+			ID: rapid.Uint64().Draw(t, "id"), Topic: rapid.StringMatching(`[a-z.]{1,20}`).Draw(t, "topic"),
+			Incarnation: rapid.Uint64().Draw(t, "inc"), Partition: rapid.Uint32().Draw(t, "part"), Records: recs,
+		}
+	default:
+		return CommitResponse{ID: rapid.Uint64().Draw(t, "id"), Code: Code(rapid.IntRange(1, int(codeEnd)-1).Draw(t, "code")),
+			BaseOffset: rapid.Uint64().Draw(t, "base"), Count: rapid.Uint32().Draw(t, "count")}
+	}
+}
+
+// normalize makes empty and nil byte slices compare equal.
+func normalize(m Message) Message {
+	if r, ok := m.(CommitRequest); ok {
+		recs := make([]Record, len(r.Records))
+		for i, rec := range r.Records {
+			recs[i] = Record{HasKey: rec.HasKey, Key: append([]byte{}, rec.Key...), Payload: rec.Payload}
+		}
+		r.Records = recs
+		return r
+	}
+	if r, ok := m.(Raft); ok {
+		return Raft{Data: append([]byte{}, r.Data...)}
+	}
+	return m
+}
+
+func TestRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := genMessage(t)
+		b, err := Encode([]byte("prefix"), m)
+		if err != nil {
+			t.Fatalf("encode %+v: %v", m, err)
+		}
+		got, err := Decode(b[len("prefix"):])
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(m)) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, m)
+		}
+		// Every truncation and every changed kind or version byte is refused or decodes
+		// to something that re-encodes to exactly those bytes.
+		body := b[len("prefix"):]
+		for n := 0; n < len(body); n++ {
+			checkCanonical(t, body[:n])
+		}
+	})
+}
+
+func checkCanonical(t interface{ Fatalf(string, ...any) }, b []byte) {
+	m, err := Decode(b)
+	if err != nil {
+		return
+	}
+	again, err := Encode(nil, m)
+	if err != nil || !bytes.Equal(again, b) {
+		t.Fatalf("decoded %x to %+v, which encodes to %x (%v)", b, m, again, err)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	ok := CommitRequest{ID: 1, Topic: "t", Incarnation: 2, Records: []Record{{Payload: []byte("x")}}}
+	bad := []Message{
+		CommitRequest{ID: 1, Topic: "", Records: ok.Records},
+		CommitRequest{ID: 1, Topic: string(make([]byte, TopicBytesMax+1)), Records: ok.Records},
+		CommitRequest{ID: 1, Topic: "t"},
+		CommitRequest{ID: 1, Topic: "t", Records: []Record{{Payload: nil}}},
+		CommitRequest{ID: 1, Topic: "t", Records: []Record{{Payload: make([]byte, PayloadBytesMax+1)}}},
+		CommitRequest{ID: 1, Topic: "t", Records: []Record{{HasKey: true, Key: make([]byte, KeyBytesMax+1), Payload: []byte("x")}}},
+		CommitRequest{ID: 1, Topic: "t", Records: []Record{{Key: []byte("k"), Payload: []byte("x")}}}, // key without HasKey
+		CommitResponse{ID: 1},
+		CommitResponse{ID: 1, Code: codeEnd},
+	}
+	for _, m := range bad {
+		if _, err := Encode(nil, m); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%.80v: %v, want ErrInvalid", m, err)
+		}
+	}
+	big := CommitRequest{ID: 1, Topic: "t", Records: make([]Record, 17)}
+	for i := range big.Records {
+		big.Records[i].Payload = make([]byte, PayloadBytesMax)
+	}
+	if _, err := Encode(nil, big); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a 17 MiB commit: %v, want ErrTooLarge", err)
+	}
+	if _, err := Decode(make([]byte, MessageBytesMax+1)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("decoding 16 MiB + 1: %v", err)
+	}
+	b, _ := Encode(nil, ok)
+	for _, mutate := range []func([]byte){
+		func(b []byte) { b[0] = 2 }, // unknown version
+		func(b []byte) { b[1] = 9 }, // unknown kind
+	} {
+		c := append([]byte{}, b...)
+		mutate(c)
+		if _, err := Decode(c); err == nil {
+			t.Fatalf("%x accepted", c)
+		}
+	}
+	if _, err := Decode(append(b, 0)); err == nil {
+		t.Fatalf("trailing byte accepted")
+	}
+}
+
+// A count that the remaining bytes cannot hold is refused without allocating for it.
+func TestHugeCountRefusedCheaply(t *testing.T) {
+	b, _ := Encode(nil, CommitRequest{ID: 1, Topic: "t", Records: []Record{{Payload: []byte("x")}}})
+	countAt := 2 + 8 + 8 + 4 + 2 + 1
+	c := append([]byte{}, b...)
+	c[countAt], c[countAt+1], c[countAt+2], c[countAt+3] = 0, 0, 1, 0 // 65,536 records
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := Decode(c); err == nil {
+			t.Fatalf("65,536 records in %d bytes accepted", len(c))
+		}
+	})
+	if allocs > 2 {
+		t.Fatalf("%v allocations refusing a huge count", allocs)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, m := range []Message{
+		Raft{Data: []byte{8, 1, 16, 2}}, Heartbeat{From: 3},
+		CommitRequest{ID: 9, Topic: "orders", Incarnation: 4, Partition: 2, Records: []Record{
+			{Payload: []byte("a")}, {HasKey: true, Key: []byte("k"), Payload: []byte("bc")}, {HasKey: true, Payload: []byte("d")}}},
+		CommitResponse{ID: 9, Code: CodeOK, BaseOffset: 100, Count: 3},
+	} {
+		b, err := Encode(nil, m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkCanonical(t, b)
+	})
+}
