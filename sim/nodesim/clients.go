@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/invariants"
 )
 
 type reqKind uint8
@@ -23,11 +24,12 @@ type request struct {
 	kind   reqKind
 	ids    []uint64 // produce: the message ids it carries
 	topic  int
+	callNs int64 // when it was sent
 }
 
 func (u *run) submit(client int, kind reqKind, topic int, ids []uint64, f func(now int64, tok uint64)) {
 	u.nextTok++
-	u.pending[u.nextTok] = request{client: client, kind: kind, ids: ids, topic: topic}
+	u.pending[u.nextTok] = request{client: client, kind: kind, ids: ids, topic: topic, callNs: u.s.Now()}
 	f(u.s.Now(), u.nextTok)
 	u.drain()
 }
@@ -168,19 +170,25 @@ func (u *run) onGotTopic(resp node.Response) {
 
 func (u *run) onProduced(req request, resp node.Response) {
 	u.record('p', uint64(len(req.ids)), boolBit(resp.Err != nil))
+	outcome := invariants.Ambiguous
 	switch {
 	case resp.Err == nil:
+		outcome = invariants.Accepted
 		for _, id := range req.ids {
 			u.m.ack(id)
 		}
 		u.stats.Acked += uint64(len(req.ids))
 	case definitelyRefused(resp.Err):
+		outcome = invariants.Refused
 		for _, id := range req.ids {
 			u.m.refused[id] = true
 		}
 		u.stats.Refused += uint64(len(req.ids))
 	default:
 		u.stats.Ambiguous += uint64(len(req.ids))
+	}
+	for _, id := range req.ids {
+		u.hist.Produce(id, req.callNs, u.s.Now(), outcome)
 	}
 }
 
@@ -203,6 +211,9 @@ func (u *run) loseRequests() {
 		delete(u.pending, tok)
 		if req.kind == reqProduce {
 			u.stats.Ambiguous += uint64(len(req.ids))
+			for _, id := range req.ids {
+				u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
+			}
 		}
 		if req.client >= 0 && req.kind != reqAck && !(u.healing && req.client < u.o.Producers) {
 			u.s.At(u.think()+u.o.RestartNs, event{kind: evClient, client: req.client})

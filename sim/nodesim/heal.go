@@ -3,6 +3,8 @@ package nodesim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/narad/narad/invariants"
 )
 
 // Bounds of the heal phase: faults are off, so a correct node delivers every acknowledged
@@ -42,6 +44,27 @@ func (u *run) heal() {
 	if missing := u.m.undelivered(); len(missing) > 0 {
 		u.violate(fmt.Errorf("invariant 2: %d messages answered 202 never delivered after healing (%s of simulated time, %d events): ids %s",
 			len(missing), "120s", u.stats.HealEvents, idList(missing, 10)))
+		return
+	}
+	u.checkLinearizable()
+}
+
+// checkLinearizable closes the history (produces still unanswered are ambiguous; every
+// message gets its final read: was it ever delivered) and runs porcupine over it.
+func (u *run) checkLinearizable() {
+	for _, tok := range sortedKeys(u.pending) {
+		if req := u.pending[tok]; req.kind == reqProduce {
+			for _, id := range req.ids {
+				u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
+			}
+		}
+	}
+	end := u.s.Now() + 1
+	for id := uint64(1); id <= u.m.nextID; id++ {
+		u.hist.FinalRead(id, end, u.m.delivered[id] > 0)
+	}
+	if err := u.hist.Check(); err != nil {
+		u.violate(fmt.Errorf("linearizability (porcupine): %w", err))
 	}
 }
 

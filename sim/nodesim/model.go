@@ -87,6 +87,7 @@ func (u *run) onConsumed(req request, resp node.Response) {
 			u.violate(fmt.Errorf("delivered message %d whose produce was definitely refused", id))
 		}
 		u.m.deliver(id)
+		u.hist.Deliver(id, req.callNs, u.s.Now())
 		u.stats.Delivered++
 		if u.m.delivered[id] > 1 {
 			u.stats.Duplicates++

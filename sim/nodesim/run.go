@@ -6,6 +6,7 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
 )
@@ -69,6 +70,7 @@ type run struct {
 	pending      map[uint64]request
 	nextTok      uint64
 	m            model
+	hist         *invariants.History // for the linearizability check after healing
 }
 
 type topicInfo struct {
@@ -81,7 +83,7 @@ type topicInfo struct {
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
 	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: sched.NewTrace(),
-		pending: map[uint64]request{}, m: newModel()}
+		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewHistory()}
 	u.start()
 	for c := 0; c < o.Producers+o.Consumers; c++ {
 		u.s.At(u.think(), event{kind: evClient, client: c})
