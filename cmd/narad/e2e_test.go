@@ -50,7 +50,12 @@ func testOperations(d *testDaemon) {
 		t.Errorf("/metrics: Content-Type %q, body without go_goroutines", r.header.Get("Content-Type"))
 	}
 	d.expect(http.StatusNotFound, http.MethodGet, "/v1/nothing-here", nil, nil)
-	d.expect(http.StatusNotFound, http.MethodGet, "/v1/cluster/members", nil, nil) // not served yet
+	// The node joins the members once its metastore leads: wait for it, then see itself.
+	want := `{"members":[{"id":1,"addr":"` + d.addr + `","status":"alive","leader":true,"owned_partitions":`
+	eventually(t, 5*time.Second, "the node listed as a member", func() bool {
+		r = d.expect(http.StatusOK, http.MethodGet, "/v1/cluster/members", nil, nil)
+		return strings.HasPrefix(string(r.body), want)
+	})
 	r = d.expect(http.StatusMethodNotAllowed, http.MethodDelete, "/v1/topics", nil, nil)
 	if r.header.Get("Allow") == "" {
 		t.Errorf("405 without an Allow header: %v", r)

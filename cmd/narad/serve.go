@@ -92,19 +92,24 @@ func serve(cfg config, logger *slog.Logger, stop <-chan os.Signal) int {
 	return status
 }
 
-// start opens the node (its recovery goes on in the background), registers its metrics
-// beside the HTTP layer's, and starts serving HTTP. On an error nothing is left open.
+// start listens, opens the node (its recovery goes on in the background; it joins the
+// members under the address it listens on), registers its metrics beside the HTTP
+// layer's, and starts serving HTTP. On an error nothing is left open.
 func start(cfg config, logger *slog.Logger) (*daemon, error) {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, err
+	}
 	ncfg := cfg.node
-	ncfg.NodeID = cfg.nodeID
+	ncfg.NodeID, ncfg.Addr = cfg.nodeID, ln.Addr().String()
 	shell, err := nodeshell.Open(cfg.data, ncfg)
 	if err != nil {
-		return nil, fmt.Errorf("open the node in %s: %w", cfg.data, err)
+		return nil, errors.Join(fmt.Errorf("open the node in %s: %w", cfg.data, err), ln.Close())
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := shell.Register(reg); err != nil {
-		return nil, errors.Join(fmt.Errorf("register the node's metrics: %w", err), shell.Close())
+		return nil, errors.Join(fmt.Errorf("register the node's metrics: %w", err), shell.Close(), ln.Close())
 	}
 	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1)}
 	d.requests.idle = make(chan struct{}, 1)
@@ -113,10 +118,6 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 		Help: "HTTP requests being served, long polls included (a scrape counts itself).",
 	}, func() float64 { return float64(d.requests.n.Load()) }))
 	d.api = httpapi.New(shell, httpapi.Options{Logger: logger, Registry: reg, InFlightMax: cfg.produceInFlightMax})
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return nil, errors.Join(err, shell.Close())
-	}
 	d.ln = ln.Addr()
 	d.hs = &http.Server{
 		Handler:           d.requests.wrap(d.api.Handler()),

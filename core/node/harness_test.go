@@ -13,6 +13,7 @@ import (
 // harness drives a Node on a simulated disk, completing ops in order and answering
 // requests by token.
 type harness struct {
+	cfg   node.Config
 	t     testing.TB
 	d     *sim.Disk
 	n     *node.Node
@@ -24,16 +25,20 @@ type harness struct {
 }
 
 func newHarness(t testing.TB, d *sim.Disk) *harness {
+	return newHarnessWith(t, d, node.Config{NodeID: "n1", AckFlushIntervalNs: 10_000_000, Dispatch: dispatch.Config{LingerNs: -1}})
+}
+
+func newHarnessWith(t testing.TB, d *sim.Disk, cfg node.Config) *harness {
 	if d == nil {
 		d = sim.NewDisk(rng.New(1), sim.DiskConfig{})
 	}
-	h := &harness{t: t, d: d, now: 1_000_000_000}
+	h := &harness{t: t, d: d, now: 1_000_000_000, cfg: cfg}
 	h.start()
 	return h
 }
 
 func (h *harness) start() {
-	h.n = node.New(node.Config{NodeID: "n1", AckFlushIntervalNs: 10_000_000, Dispatch: dispatch.Config{LingerNs: -1}}, rng.New(7))
+	h.n = node.New(h.cfg, rng.New(7))
 	h.ops, h.resps, h.fail = nil, map[uint64]node.Response{}, nil
 	h.n.Open(h.now)
 	h.settle()

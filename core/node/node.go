@@ -12,7 +12,10 @@ import (
 
 // Config holds a node's settings; zero fields take the components' defaults.
 type Config struct {
-	NodeID   string
+	NodeID string
+	// Addr is the address this node is reached at, recorded when it joins the members
+	// (GET /v1/cluster/members); empty: the node does not join.
+	Addr     string
 	WAL      wal.Config
 	Meta     meta.Config
 	Dispatch dispatch.Config
@@ -67,6 +70,7 @@ type Node struct {
 	topicOps  map[uint64]uint64  // metastore token -> client token
 	readOps   map[uint64]readRef // plog read token -> consume waiting for it
 	nextTk    uint64
+	joinToken uint64 // the metastore token of this node's join in flight, 0 for none
 
 	commitLatency Histogram
 }
@@ -106,6 +110,7 @@ type Response struct {
 	Topics   []Topic
 	NextPage string
 	Stats    []PartitionStats
+	Members  []MemberInfo
 }
 
 // Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady
@@ -189,6 +194,7 @@ func (n *Node) DiskDone(nowNs int64, res disk.Result) {
 func (n *Node) Tick(nowNs int64) {
 	n.wal.Tick(nowNs)
 	n.meta.Tick(nowNs)
+	n.maybeJoin(nowNs)
 	if n.disp != nil {
 		n.disp.Tick(nowNs)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
 )
 
@@ -231,4 +232,24 @@ func TestConsumeWaitingForReadsAnsweredWhenTopicDeleted(t *testing.T) {
 		t.Fatalf("consume answered %v, want ErrTopicNotFound", r.Err)
 	}
 	h.settle() // the reads complete into nothing
+}
+
+// A node with an address joins the members through the log; GET /v1/cluster/members
+// shows it alive, leading, and owning the partitions of its topics.
+func TestSingleNodeJoinsAndListsItself(t *testing.T) {
+	h := newHarnessWith(t, nil, node.Config{NodeID: "n1", Addr: "127.0.0.1:7942", Dispatch: dispatch.Config{LingerNs: -1}})
+	h.advance(500_000_000)
+	createTopic(t, h, "a", 3)
+	createTopic(t, h, "b", 2)
+	r := h.do(func(now int64, tok uint64) { h.n.ListMembers(now, tok) })
+	want := []node.MemberInfo{{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, OwnedPartitions: 5}}
+	if r.Err != nil || !slices.Equal(r.Members, want) {
+		t.Fatalf("members: %+v %v, want %+v", r.Members, r.Err, want)
+	}
+	h.crash() // the membership is in the log: no second join, same answer
+	h.advance(500_000_000)
+	r = h.do(func(now int64, tok uint64) { h.n.ListMembers(now, tok) })
+	if r.Err != nil || !slices.Equal(r.Members, want) {
+		t.Fatalf("members after a crash: %+v %v", r.Members, r.Err)
+	}
 }

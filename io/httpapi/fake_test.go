@@ -313,6 +313,18 @@ func (f *fakeBroker) PatchTopic(ctx context.Context, name string, p node.TopicPa
 	return ft.t, nil
 }
 
+func (f *fakeBroker) Members(ctx context.Context) ([]node.MemberInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("Members", ""); err != nil {
+		return nil, err
+	}
+	return []node.MemberInfo{
+		{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, OwnedPartitions: 3},
+		{ID: 2, Addr: "127.0.0.1:7943", Alive: false, OwnedPartitions: 0},
+	}, nil
+}
+
 func (f *fakeBroker) DeleteTopic(ctx context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -37,6 +37,8 @@ type Broker interface {
 	ListTopics(ctx context.Context, limit int, after string) (topics []node.Topic, next string, err error)
 	PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error)
 	DeleteTopic(ctx context.Context, name string) error
+	// Members lists the cluster's members as the node's metastore replica knows them.
+	Members(ctx context.Context) ([]node.MemberInfo, error)
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
 }
@@ -126,10 +128,11 @@ const (
 
 func (s *Server) buildRoutes() {
 	s.patterns = map[string]*pattern{
-		"/healthz":   s.newPattern("/healthz", on{"GET", s.healthz}),
-		"/readyz":    s.newPattern("/readyz", on{"GET", s.readyz}),
-		"/metrics":   s.newPattern("/metrics", on{"GET", s.metricsPage}),
-		"/v1/topics": s.newPattern("/v1/topics", on{"GET", s.listTopics}, on{"POST", s.createTopic}),
+		"/healthz":            s.newPattern("/healthz", on{"GET", s.healthz}),
+		"/readyz":             s.newPattern("/readyz", on{"GET", s.readyz}),
+		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage}),
+		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics}, on{"POST", s.createTopic}),
+		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members}),
 	}
 	const t = "/v1/topics/{topic}"
 	s.topicPats = [5]*pattern{

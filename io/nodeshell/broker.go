@@ -63,6 +63,15 @@ func (s *Shell) ListTopics(ctx context.Context, limit int, after string) ([]node
 	return r.Topics, r.NextPage, r.Err
 }
 
+// Members lists the members the node's metastore replica holds.
+func (s *Shell) Members(ctx context.Context) ([]node.MemberInfo, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.ListMembers(now, tok) })
+	if err != nil {
+		return nil, err
+	}
+	return r.Members, r.Err
+}
+
 // PatchTopic changes a topic through the metastore.
 func (s *Shell) PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error) {
 	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.PatchTopic(now, tok, name, p) })

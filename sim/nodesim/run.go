@@ -180,7 +180,7 @@ func (u *run) start() {
 	u.epoch++
 	u.up, u.tickAt = true, 0
 	u.stats.Recoveries++
-	u.n = node.New(node.Config{NodeID: "n1", AckFlushIntervalNs: 5_000_000}, u.r.Fork())
+	u.n = node.New(node.Config{NodeID: "n1", Addr: "n1:7942", AckFlushIntervalNs: 5_000_000}, u.r.Fork())
 	u.record('o', u.epoch)
 	u.n.Open(u.s.Now())
 	u.drain()
