@@ -63,7 +63,7 @@ bench:
 FUZZ := core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/plog:FuzzDecodeBatch \
 	core/lease:FuzzDecodeAckFrame core/lease:FuzzDecodeSnapshot core/meta:FuzzDecodeLogFrame \
 	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand io/httpapi:FuzzDecodeBatchBody \
-	core/wire:FuzzDecode
+	core/wire:FuzzDecode io/net:FuzzReadEnvelope
 
 fuzz:
 	@for f in $(FUZZ); do \

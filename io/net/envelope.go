@@ -1,0 +1,80 @@
+package net
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Envelope kinds.
+const (
+	kindOneWay   byte = 1 // a message that wants no answer
+	kindRequest  byte = 2 // a request: one response comes back on the same stream
+	kindResponse byte = 3
+	kindError    byte = 4 // the handler's error, as text
+)
+
+const (
+	envelopeFormat = 1
+	headerBytes    = 4 + 4 + 1 + 1 + 8 // length | crc32c | format | kind | request id
+	// BodyBytesMax bounds one envelope's body: the 16 MiB frame limit of DESIGN.md.
+	BodyBytesMax = 16 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Errors of the envelope codec.
+var (
+	ErrTooLarge = fmt.Errorf("net: body over %d bytes", BodyBytesMax)
+	ErrCorrupt  = errors.New("net: malformed envelope")
+)
+
+// envelope is one unit on a stream.
+type envelope struct {
+	kind byte
+	id   uint64
+	body []byte
+}
+
+// appendEnvelope encodes e: length counts what follows the length and CRC fields; the
+// CRC (Castagnoli) covers format, kind, id and body.
+func appendEnvelope(dst []byte, e envelope) ([]byte, error) {
+	if len(e.body) > BodyBytesMax {
+		return dst, ErrTooLarge
+	}
+	start := len(dst)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(headerBytes-8+len(e.body)))
+	dst = binary.LittleEndian.AppendUint32(dst, 0)
+	dst = append(dst, envelopeFormat, e.kind)
+	dst = binary.LittleEndian.AppendUint64(dst, e.id)
+	dst = append(dst, e.body...)
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
+	return dst, nil
+}
+
+// readEnvelope reads one envelope, refusing a length over the bound before reading (or
+// allocating for) the body.
+func readEnvelope(r io.Reader) (envelope, error) {
+	var h [8]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return envelope{}, err
+	}
+	n := binary.LittleEndian.Uint32(h[:4])
+	if n < headerBytes-8 || n > headerBytes-8+BodyBytesMax {
+		return envelope{}, ErrCorrupt
+	}
+	rest := make([]byte, n)
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return envelope{}, err
+	}
+	return decodeEnvelopeRest(binary.LittleEndian.Uint32(h[4:]), rest)
+}
+
+func decodeEnvelopeRest(crc uint32, rest []byte) (envelope, error) {
+	if crc32.Checksum(rest, castagnoli) != crc || rest[0] != envelopeFormat || rest[1] < kindOneWay || rest[1] > kindError {
+		return envelope{}, ErrCorrupt
+	}
+	return envelope{kind: rest[1], id: binary.LittleEndian.Uint64(rest[2:10]), body: rest[10:]}, nil
+}
