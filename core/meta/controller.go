@@ -11,21 +11,28 @@ import (
 // (and a dead one it hears from again, alive).
 const DefaultDeadAfterNs = 5_000_000_000
 
-// Heartbeat records that member id was heard from at nowNs. The node calls it for every
-// heartbeat a peer sends it; only the leader's records matter (the controller runs
-// there), and a leader hears itself on every Tick.
-func (s *Store) Heartbeat(nowNs int64, id uint64) {
-	if id != 0 {
-		s.heard[id] = nowNs
+type heard struct {
+	atNs int64
+	addr string
+}
+
+// Heartbeat records that node id, reached at addr, was heard from at nowNs. The node
+// layer calls it for every heartbeat a peer sends and for its own; only the leader's
+// records matter (the controller runs there).
+func (s *Store) Heartbeat(nowNs int64, id uint64, addr string) {
+	if id != 0 && addr != "" && len(addr) <= AddrBytesMax {
+		s.heard[id] = heard{atNs: nowNs, addr: addr}
 	}
 }
 
-// control is the leader's membership duty, run on Tick: every member whose liveness in
-// the state disagrees with what the leader heard in the last DeadAfterNs gets a
-// SetMemberAlive through the log. A new leader first waits DeadAfterNs (heartbeats went
-// to the old one meanwhile), and the controller proposes only once the leader has applied
-// its whole durable log and an entry of its term (its view of the members is current),
-// at most one change per member at a time.
+// control is the leader's membership duty, run on Tick, through the log only:
+//   - a node heard from that is not a member (or moved to another address) joins;
+//   - a dead member heard from within DeadAfterNs is marked alive;
+//   - a live member silent for DeadAfterNs is marked dead, but only after this replica
+//     has led for DeadAfterNs (the heartbeats went to its predecessor before).
+//
+// It proposes only once the leader has applied its whole durable log and an entry of its
+// term (its view of the members is current), at most one change per member at a time.
 func (s *Store) control(nowNs int64) {
 	st := s.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
@@ -35,19 +42,31 @@ func (s *Store) control(nowNs int64) {
 	if s.leaderSinceNs == 0 {
 		s.leaderSinceNs = nowNs
 	}
-	s.heard[s.cfg.ID] = nowNs
 	last, err := s.ms.LastIndex()
-	if nowNs-s.leaderSinceNs < s.cfg.DeadAfterNs || err != nil || s.applied != last || s.appliedTerm != st.GetTerm() {
+	if err != nil || s.applied != last || s.appliedTerm != st.GetTerm() {
 		return
 	}
+	judgeDead := nowNs-s.leaderSinceNs >= s.cfg.DeadAfterNs
+	for _, id := range slices.Sorted(maps.Keys(s.heard)) {
+		h := s.heard[id]
+		if m, ok := s.sm.members[id]; (!ok || m.Addr != h.addr) && nowNs-h.atNs < s.cfg.DeadAfterNs {
+			s.controlPropose(nowNs, id, Command{Kind: JoinMember, Member: id, Addr: h.addr, Alive: true})
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(s.sm.members)) {
-		heard, ok := s.heard[id]
-		recent := ok && nowNs-heard < s.cfg.DeadAfterNs
-		if s.sm.members[id].Alive == recent || s.controlUntil[id] > s.ticks {
-			continue
+		h, ok := s.heard[id]
+		recent := ok && nowNs-h.atNs < s.cfg.DeadAfterNs
+		if alive := s.sm.members[id].Alive; alive != recent && (recent || judgeDead) {
+			s.controlPropose(nowNs, id, Command{Kind: SetMemberAlive, Member: id, Alive: recent})
 		}
-		if s.propose(nowNs, 0, Command{Kind: SetMemberAlive, Member: id, Alive: recent}) {
-			s.controlUntil[id] = s.ticks + RequestTimeoutTicks
-		}
+	}
+}
+
+func (s *Store) controlPropose(nowNs int64, id uint64, c Command) {
+	if s.controlUntil[id] > s.ticks {
+		return
+	}
+	if s.propose(nowNs, 0, c) {
+		s.controlUntil[id] = s.ticks + RequestTimeoutTicks
 	}
 }

@@ -124,7 +124,7 @@ func TestControllerMarksSilentMembersDeadAndBack(t *testing.T) {
 	h.run(join(2))
 	start := h.now
 	for h.now < start+3*deadAfter {
-		h.s.Heartbeat(h.now, 1) // (the leader hears itself anyway)
+		h.s.Heartbeat(h.now, 1, "127.0.0.1:7001") // the node layer passes the leader its own
 		h.tick()
 		h.completeAll()
 	}
@@ -132,7 +132,7 @@ func TestControllerMarksSilentMembersDeadAndBack(t *testing.T) {
 		t.Fatalf("members after member 2 fell silent: %s", got)
 	}
 	for n := 0; n < 50 && !h.s.Members()[1].Alive; n++ {
-		h.s.Heartbeat(h.now, 2)
+		h.s.Heartbeat(h.now, 2, "127.0.0.1:7002")
 		h.tick()
 		h.completeAll()
 	}

@@ -186,7 +186,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 		return err
 	}
 	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
-	if p.Cmd.Kind == SetMemberAlive {
+	if p.Cmd.Kind == SetMemberAlive || p.Cmd.Kind == JoinMember {
 		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
 	}
 	// The entry answers our proposal only if we proposed it as leader of the entry's term:

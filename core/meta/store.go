@@ -215,7 +215,7 @@ type Store struct {
 	ticks      uint64
 	lastTickNs int64
 
-	heard         map[uint64]int64  // member -> when the leader last heard it (controller.go)
+	heard         map[uint64]heard  // node -> when the leader last heard it, and its address (controller.go)
 	leaderSinceNs int64             // when this replica became leader, 0 when it is not
 	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
 
@@ -230,7 +230,7 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
-		heard: map[uint64]int64{}, controlUntil: map[uint64]uint64{},
+		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{},
 	}
 }
 

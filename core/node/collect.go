@@ -48,6 +48,7 @@ func (n *Node) collectWAL(nowNs int64) bool {
 func (n *Node) collectMeta(nowNs int64) bool {
 	rd := n.meta.Ready()
 	n.issue(compMeta, partKey{}, rd.Ops)
+	n.sendRaft(rd.Messages)
 	for _, d := range rd.Done {
 		n.onProposeDone(nowNs, d.Token, d.Topic, d.Err)
 	}
@@ -58,6 +59,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	}
 	if rd.Recovered != nil {
 		n.metaReady = true
+		n.nextHeartbeatNs = max(nowNs, 1) // the first heartbeat goes out at once
 		n.maybeStart(nowNs)
 	}
 	if rd.Failed != nil {

@@ -1,7 +1,5 @@
 package node
 
-import "github.com/narad/narad/core/meta"
-
 // MemberInfo is one member as GET /v1/cluster/members shows it.
 type MemberInfo struct {
 	ID              uint64
@@ -40,32 +38,4 @@ func (n *Node) ownedPartitions() map[uint64]int {
 		}
 	}
 	return counts
-}
-
-// maybeJoin makes this node a member, through the log, once its replica leads (a single
-// node is its own leader; a cluster forwards the join in the cluster issue's next step):
-// again after a restart if its address changed, and again later if the proposal failed.
-// Config.Addr empty: the node does not join.
-func (n *Node) maybeJoin(nowNs int64) {
-	if n.cfg.Addr == "" || n.joinToken != 0 || !n.metaReady || !n.meta.Leader() {
-		return
-	}
-	id := n.meta.ID()
-	for _, m := range n.meta.Members() {
-		if m.ID == id && m.Addr == n.cfg.Addr {
-			return
-		}
-	}
-	n.nextTk++
-	n.joinToken = n.nextTk
-	n.meta.Propose(nowNs, n.joinToken, meta.Command{Kind: meta.JoinMember, Member: id, Addr: n.cfg.Addr, Alive: true})
-}
-
-// onJoinDone takes the join's answer; a failed join is proposed again on a later tick.
-func (n *Node) onJoinDone(metaToken uint64) bool {
-	if metaToken == 0 || metaToken != n.joinToken {
-		return false
-	}
-	n.joinToken = 0
-	return true
 }

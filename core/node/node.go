@@ -13,15 +13,18 @@ import (
 // Config holds a node's settings; zero fields take the components' defaults.
 type Config struct {
 	NodeID string
-	// Addr is the address this node is reached at, recorded when it joins the members
-	// (GET /v1/cluster/members); empty: the node does not join.
-	Addr     string
+	// Addr is the address this node is reached at, sent in its heartbeats (so recorded
+	// when it joins the members, GET /v1/cluster/members); empty: no heartbeats, no join.
+	Addr string
+	// HeartbeatIntervalNs: how often the node heartbeats the metastore leader; default
+	// DefaultHeartbeatIntervalNs.
 	WAL      wal.Config
 	Meta     meta.Config
 	Dispatch dispatch.Config
 	// PartitionSegmentBytesMax and AckFlushIntervalNs tune every partition.
 	PartitionSegmentBytesMax int64
 	AckFlushIntervalNs       int64
+	HeartbeatIntervalNs      int64
 }
 
 // component names which machine an op belongs to.
@@ -62,15 +65,15 @@ type Node struct {
 	parts    map[partKey]*partition
 	partKeys []partKey // sorted: the order of every pass over partitions
 
-	produces  map[uint64]*produceOp // client token -> produce in progress
-	walTokens map[uint64]walAppend  // WAL token -> the record and its produce
-	nextWALTk uint64
-	rr        map[string]uint32 // round-robin cursor per topic
-	consumes  map[uint64]*consumeOp
-	topicOps  map[uint64]uint64  // metastore token -> client token
-	readOps   map[uint64]readRef // plog read token -> consume waiting for it
-	nextTk    uint64
-	joinToken uint64 // the metastore token of this node's join in flight, 0 for none
+	produces        map[uint64]*produceOp // client token -> produce in progress
+	walTokens       map[uint64]walAppend  // WAL token -> the record and its produce
+	nextWALTk       uint64
+	rr              map[string]uint32 // round-robin cursor per topic
+	consumes        map[uint64]*consumeOp
+	topicOps        map[uint64]uint64  // metastore token -> client token
+	readOps         map[uint64]readRef // plog read token -> consume waiting for it
+	nextTk          uint64
+	nextHeartbeatNs int64
 
 	commitLatency Histogram
 }
@@ -95,6 +98,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 type Ready struct {
 	Ops       []disk.Op
 	Responses []Response
+	Messages  []Outbound // to peers, best effort, any order
 	Failed    error
 }
 
@@ -194,7 +198,7 @@ func (n *Node) DiskDone(nowNs int64, res disk.Result) {
 func (n *Node) Tick(nowNs int64) {
 	n.wal.Tick(nowNs)
 	n.meta.Tick(nowNs)
-	n.maybeJoin(nowNs)
+	n.heartbeat(nowNs)
 	if n.disp != nil {
 		n.disp.Tick(nowNs)
 	}
@@ -217,6 +221,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 	}
 	take(n.wal.NextDeadline())
 	take(n.meta.NextDeadline())
+	take(n.heartbeatDeadline())
 	if n.disp != nil {
 		take(n.disp.NextDeadline())
 	}

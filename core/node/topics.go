@@ -43,9 +43,6 @@ func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 
 // onProposeDone answers the client and brings the partitions in line with the topic.
 func (n *Node) onProposeDone(nowNs int64, metaToken uint64, t meta.Topic, err error) {
-	if n.onJoinDone(metaToken) {
-		return
-	}
 	token, ok := n.topicOps[metaToken]
 	if !ok {
 		return

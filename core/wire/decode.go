@@ -17,7 +17,9 @@ func Decode(b []byte) (Message, error) {
 	case KindRaft:
 		m = Raft{Data: r.rest()}
 	case KindHeartbeat:
-		m = Heartbeat{From: r.u64()}
+		hb := Heartbeat{From: r.u64()}
+		hb.Addr = string(r.bytes(int(r.u16())))
+		m = hb
 	case KindCommitRequest:
 		m = r.commitRequest()
 	case KindCommitResponse:

@@ -12,7 +12,8 @@
 //
 //	kind 1  Raft            raft bytes: a go.etcd.io/raft/v3 raftpb.Message in its
 //	                        protobuf wire form, to the length of the message
-//	kind 2  Heartbeat       from u64: the member that is alive
+//	kind 2  Heartbeat       from u64 | addr_len u16 | addr: the member that is alive,
+//	                        and where it is reached (at most AddrBytesMax bytes)
 //	kind 3  CommitRequest   id u64 | incarnation u64 | partition u32 | topic_len u16 |
 //	                        topic | count u32 | count records:
 //	                        key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload

@@ -16,6 +16,7 @@ const (
 	TopicBytesMax    = 200
 	KeyBytesMax      = 4096
 	PayloadBytesMax  = 1 << 20
+	AddrBytesMax     = 256
 	noKey            = 0xFFFFFFFF
 )
 
@@ -39,8 +40,11 @@ type Message interface {
 // Raft carries a raft message in its protobuf wire form.
 type Raft struct{ Data []byte }
 
-// Heartbeat says member From is alive.
-type Heartbeat struct{ From uint64 }
+// Heartbeat says member From is alive and reached at Addr.
+type Heartbeat struct {
+	From uint64
+	Addr string
+}
 
 // Record is one record of a commit.
 type Record struct {
@@ -119,13 +123,21 @@ func validate(m Message) error {
 		if m.Code == 0 || m.Code >= codeEnd {
 			return ErrInvalid
 		}
+	case Heartbeat:
+		if m.From == 0 || len(m.Addr) > AddrBytesMax {
+			return ErrInvalid
+		}
 	}
 	return nil
 }
 
 func (m Raft) appendBody(b []byte) []byte { return append(b, m.Data...) }
 
-func (m Heartbeat) appendBody(b []byte) []byte { return binary.LittleEndian.AppendUint64(b, m.From) }
+func (m Heartbeat) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.From)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Addr)))
+	return append(b, m.Addr...)
+}
 
 func (m CommitRequest) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, m.ID)

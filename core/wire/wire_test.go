@@ -14,7 +14,7 @@ func genMessage(t *rapid.T) Message {
 	case 0:
 		return Raft{Data: rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "raft")}
 	case 1:
-		return Heartbeat{From: rapid.Uint64().Draw(t, "from")}
+		return Heartbeat{From: rapid.Uint64Min(1).Draw(t, "from"), Addr: rapid.StringMatching(`[a-z0-9.:]{0,30}`).Draw(t, "addr")}
 	case 2:
 		n := rapid.IntRange(1, 6).Draw(t, "records")
 		recs := make([]Record, n)
@@ -146,7 +146,7 @@ func TestHugeCountRefusedCheaply(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	for _, m := range []Message{
-		Raft{Data: []byte{8, 1, 16, 2}}, Heartbeat{From: 3},
+		Raft{Data: []byte{8, 1, 16, 2}}, Heartbeat{From: 3, Addr: "127.0.0.1:7943"},
 		CommitRequest{ID: 9, Topic: "orders", Incarnation: 4, Partition: 2, Records: []Record{
 			{Payload: []byte("a")}, {HasKey: true, Key: []byte("k"), Payload: []byte("bc")}, {HasKey: true, Payload: []byte("d")}}},
 		CommitResponse{ID: 9, Code: CodeOK, BaseOffset: 100, Count: 3},

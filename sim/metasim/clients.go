@@ -94,7 +94,7 @@ func (u *run) proposeJoin(i int, id uint64) {
 	rep.pending[u.tokens] = joinName(id)
 	u.stats.Proposed++
 	u.record('J', uint64(i), u.tokens, id)
-	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.JoinMember, Member: id, Addr: fmt.Sprintf("node-%d:7942", id), Alive: true})
+	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.JoinMember, Member: id, Addr: addrOf(id), Alive: true})
 	u.drain(i)
 }
 

@@ -276,14 +276,20 @@ const (
 	msgHeartbeat = 'h' // a member's heartbeat to the leader it knows of (no body)
 )
 
-// heartbeat sends rep's heartbeat to the leader it knows of, as a node does on its timer.
+// heartbeat sends rep's heartbeat to the leader it knows of, as a node does on its timer
+// (a leader hears its own directly).
 func (u *run) heartbeat(rep *replica) {
-	if l := rep.s.LeaderID(); l != 0 && l != rep.id {
+	switch l := rep.s.LeaderID(); {
+	case l == rep.id:
+		rep.s.Heartbeat(u.s.Now(), rep.id, addrOf(rep.id))
+	case l != 0:
 		for _, d := range u.net.Send(u.s.Now(), rep.id, l, []byte{msgHeartbeat}) {
 			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
 		}
 	}
 }
+
+func addrOf(id uint64) string { return fmt.Sprintf("node-%d:7942", id) }
 
 // send puts a raft message on the network in its wire form, so that every delivery
 // (duplicates too) is decoded into its own message.
@@ -310,7 +316,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	if d.Msg[0] == msgHeartbeat {
 		u.record('b', d.From, d.To)
-		u.reps[i].s.Heartbeat(u.s.Now(), d.From)
+		u.reps[i].s.Heartbeat(u.s.Now(), d.From, addrOf(d.From))
 		return
 	}
 	m := &raftpb.Message{}

@@ -1,0 +1,204 @@
+package node_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/sim"
+)
+
+// cluster drives nodes 1..n on their own disks with a perfect network between them
+// (every message arrives, in order), except to or from a node that is cut off.
+type cluster struct {
+	t     *testing.T
+	now   int64
+	nodes []*node.Node
+	disks []*sim.Disk
+	ops   [][]disk.Op
+	msgs  []envelope
+	cut   map[uint64]bool
+	resps map[uint64]node.Response
+	tok   uint64
+}
+
+type envelope struct {
+	from uint64
+	out  node.Outbound
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, resps: map[uint64]node.Response{}}
+	var voters []uint64
+	for i := 1; i <= n; i++ {
+		voters = append(voters, uint64(i))
+	}
+	for i := 1; i <= n; i++ {
+		d := sim.NewDisk(rng.New(uint64(i)), sim.DiskConfig{})
+		cfg := node.Config{NodeID: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("n%d:7942", i),
+			Meta: meta.Config{ID: uint64(i), Voters: voters}, Dispatch: dispatch.Config{LingerNs: -1}}
+		nd := node.New(cfg, rng.New(uint64(100+i)))
+		c.nodes, c.disks, c.ops = append(c.nodes, nd), append(c.disks, d), append(c.ops, nil)
+		nd.Open(c.now)
+	}
+	return c
+}
+
+// settle delivers every op and message until none is left.
+func (c *cluster) settle() {
+	for n := 0; ; n++ {
+		if n > 1_000_000 {
+			c.t.Fatalf("the cluster never settles")
+		}
+		moved := false
+		for i, nd := range c.nodes {
+			rd := nd.Ready()
+			c.ops[i] = append(c.ops[i], rd.Ops...)
+			for _, r := range rd.Responses {
+				c.resps[r.Token] = r
+			}
+			for _, m := range rd.Messages {
+				c.msgs = append(c.msgs, envelope{from: uint64(i + 1), out: m})
+			}
+			if rd.Failed != nil {
+				c.t.Fatalf("node %d failed: %v", i+1, rd.Failed)
+			}
+			if len(c.ops[i]) > 0 {
+				op := c.ops[i][0]
+				c.ops[i] = c.ops[i][1:]
+				nd.DiskDone(c.now, disk.Apply(c.disks[i], op))
+				moved = true
+			}
+		}
+		if len(c.msgs) > 0 {
+			m := c.msgs[0]
+			c.msgs = c.msgs[1:]
+			if !c.cut[m.from] && !c.cut[m.out.To] {
+				c.nodes[m.out.To-1].Receive(c.now, m.from, m.out.Body)
+			}
+			moved = true
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+// advance moves time by dt in steps of the nodes' earliest deadlines.
+func (c *cluster) advance(dt int64) {
+	end := c.now + dt
+	for {
+		c.settle()
+		next := end
+		for _, nd := range c.nodes {
+			if at, ok := nd.NextDeadline(); ok && at < next {
+				next = at
+			}
+		}
+		c.now = max(c.now, next)
+		for _, nd := range c.nodes {
+			nd.Tick(c.now)
+		}
+		if c.now >= end {
+			c.settle()
+			return
+		}
+	}
+}
+
+func (c *cluster) do(i int, f func(nd *node.Node, now int64, tok uint64)) node.Response {
+	c.tok++
+	tok := c.tok
+	f(c.nodes[i], c.now, tok)
+	c.settle()
+	r, ok := c.resps[tok]
+	if !ok {
+		c.t.Fatalf("request %d to node %d not answered", tok, i+1)
+	}
+	return r
+}
+
+func (c *cluster) members(i int) string {
+	r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+	if r.Err != nil {
+		return r.Err.Error()
+	}
+	return fmt.Sprint(r.Members)
+}
+
+func (c *cluster) leader() int {
+	l := -1
+	for i, nd := range c.nodes {
+		if nd.IsReady() == nil {
+			if l >= 0 {
+				c.t.Fatalf("nodes %d and %d both lead", l+1, i+1)
+			}
+			l = i
+		}
+	}
+	return l
+}
+
+// Three nodes elect a metastore leader over their messages, join the members through
+// their heartbeats, see a topic created on the leader with its partitions spread over
+// all three, and mark a node that falls silent dead.
+func TestThreeNodesFormACluster(t *testing.T) {
+	c := newCluster(t, 3)
+	c.advance(5_000_000_000)
+	l := c.leader()
+	if l < 0 {
+		t.Fatalf("no leader after 5 s")
+	}
+	want := func(dead uint64) string {
+		var ms []node.MemberInfo
+		for id := uint64(1); id <= 3; id++ {
+			ms = append(ms, node.MemberInfo{ID: id, Addr: fmt.Sprintf("n%d:7942", id), Alive: id != dead, Leader: int(id) == l+1, OwnedPartitions: 0})
+		}
+		return fmt.Sprint(ms)
+	}
+	if got := c.members(l); got != want(0) {
+		t.Fatalf("members on the leader: %s, want %s", got, want(0))
+	}
+	r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "orders", Partitions: u32(3)})
+	})
+	if r.Err != nil {
+		t.Fatalf("create on the leader: %v", r.Err)
+	}
+	c.advance(1_000_000_000)
+	for i := range c.nodes {
+		r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+		if i != l {
+			if r.Err == nil {
+				t.Fatalf("a follower answered ListMembers (it is not ready to serve)")
+			}
+			continue
+		}
+		for _, m := range r.Members {
+			if m.OwnedPartitions != 1 {
+				t.Fatalf("partitions not spread one per member: %+v", r.Members)
+			}
+		}
+	}
+	silent := uint64(1 + (l+1)%3)
+	c.cut[silent] = true
+	c.advance(8_000_000_000)
+	got := c.members(l)
+	if want := fmt.Sprintf("{%d n%d:7942 false", silent, silent); !strings.Contains(got, want) {
+		t.Fatalf("node %d silent for 8 s is not marked dead: %s", silent, got)
+	}
+	delete(c.cut, silent)
+	c.advance(3_000_000_000)
+	l = c.leader()
+	r = c.do(l, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+	for _, m := range r.Members {
+		if !m.Alive {
+			t.Fatalf("node %d heard again is not alive: %+v", silent, r.Members)
+		}
+	}
+}

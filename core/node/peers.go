@@ -1,0 +1,92 @@
+package node
+
+import (
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/narad/narad/core/wire"
+)
+
+// DefaultHeartbeatIntervalNs: how often a node tells the metastore leader it is alive.
+const DefaultHeartbeatIntervalNs = 500_000_000
+
+// Outbound is a message for peer To, in its wire form (core/wire).
+type Outbound struct {
+	To   uint64
+	Body []byte
+}
+
+// Receive feeds the body of a message peer from sent (the transport authenticated from).
+// A body that does not decode, or claims another sender, is dropped: peers are best
+// effort, and raft and the heartbeats repeat what matters.
+func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
+	m, err := wire.Decode(body)
+	if err != nil {
+		return
+	}
+	switch m := m.(type) {
+	case wire.Raft:
+		var rm raftpb.Message
+		if proto.Unmarshal(m.Data, &rm) == nil && rm.GetFrom() == from {
+			n.meta.Step(nowNs, &rm)
+		}
+	case wire.Heartbeat:
+		if m.From == from {
+			n.meta.Heartbeat(nowNs, m.From, m.Addr)
+		}
+	}
+	n.collect(nowNs)
+}
+
+// send queues m for peer to.
+func (n *Node) send(to uint64, m wire.Message) {
+	b, err := wire.Encode(nil, m)
+	if err != nil {
+		return // over a bound: never sent (raft bounds its messages far below)
+	}
+	n.out.Messages = append(n.out.Messages, Outbound{To: to, Body: b})
+}
+
+// sendRaft carries the metastore's raft messages to their peers.
+func (n *Node) sendRaft(msgs []*raftpb.Message) {
+	for _, m := range msgs {
+		data, err := proto.Marshal(m)
+		if err == nil {
+			n.send(m.GetTo(), wire.Raft{Data: data})
+		}
+	}
+}
+
+// heartbeat tells the metastore leader this node is alive and where it is reached; a
+// leader tells its own replica. It is how a node joins the members (the leader's
+// controller proposes the join when it hears a node that is not one), so a node without
+// an address sends none.
+func (n *Node) heartbeat(nowNs int64) {
+	if n.cfg.Addr == "" || !n.metaReady || nowNs < n.nextHeartbeatNs {
+		return
+	}
+	n.nextHeartbeatNs = nowNs + n.heartbeatInterval()
+	self := n.meta.ID()
+	switch leader := n.meta.LeaderID(); leader {
+	case 0:
+	case self:
+		n.meta.Heartbeat(nowNs, self, n.cfg.Addr)
+	default:
+		n.send(leader, wire.Heartbeat{From: self, Addr: n.cfg.Addr})
+	}
+}
+
+func (n *Node) heartbeatInterval() int64 {
+	if n.cfg.HeartbeatIntervalNs > 0 {
+		return n.cfg.HeartbeatIntervalNs
+	}
+	return DefaultHeartbeatIntervalNs
+}
+
+// heartbeatDeadline is when the next heartbeat is due, for NextDeadline.
+func (n *Node) heartbeatDeadline() (int64, bool) {
+	if n.cfg.Addr == "" || !n.metaReady {
+		return 0, false
+	}
+	return n.nextHeartbeatNs, true
+}
