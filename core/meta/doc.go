@@ -30,14 +30,16 @@
 //
 // # Members, the controller and partition owners
 //
-// The state holds the members besides the topics. A node joins through the log
-// (JoinMember: id, address; it joins alive). The leader runs the controller on Tick
-// (controller.go): it records the heartbeats the node layer passes to Heartbeat, and
-// proposes SetMemberAlive false for a live member silent for DeadAfterNs (default 5 s),
-// and true for a dead member heard again. A new leader waits DeadAfterNs before it judges
-// anyone (the heartbeats went to its predecessor), and proposes only once it has applied
-// its whole durable log and an entry of its term. Liveness so changes only through the
-// log: every replica agrees on who is alive at every index.
+// The state holds the members besides the topics. The leader runs the controller on Tick
+// (controller.go) from the heartbeats the node layer passes to Heartbeat (node id and
+// address; a node heartbeats the leader it knows every 500 ms, and the leader its own
+// replica). A node heard that is not a member, or moved to another address, joins
+// (JoinMember, alive); a dead member heard again is marked alive (SetMemberAlive true);
+// a live member silent for DeadAfterNs (default 5 s) is marked dead, but only once the
+// leader has led for DeadAfterNs (the heartbeats went to its predecessor before). The
+// controller proposes only once it has applied its whole durable log and an entry of its
+// term. Liveness so changes only through the log: every replica agrees on who is alive
+// at every index. JoinMember may also be proposed directly (the simulator's clients do).
 //
 // A topic's partitions get owners when they are created (CreateTopic, and PatchTopic for
 // the partitions it adds): round-robin over the members alive at that entry, starting at
