@@ -131,14 +131,18 @@ func (c *cluster) members(i int) string {
 	return fmt.Sprint(r.Members)
 }
 
+// leader is the node whose metastore replica leads, -1 for none.
 func (c *cluster) leader() int {
 	l := -1
-	for i, nd := range c.nodes {
-		if nd.IsReady() == nil {
-			if l >= 0 {
-				c.t.Fatalf("nodes %d and %d both lead", l+1, i+1)
+	for i := range c.nodes {
+		r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+		for _, m := range r.Members {
+			if m.Leader && m.ID == uint64(i+1) {
+				if l >= 0 {
+					c.t.Fatalf("nodes %d and %d both lead", l+1, i+1)
+				}
+				l = i
 			}
-			l = i
 		}
 	}
 	return l
@@ -171,20 +175,15 @@ func TestThreeNodesFormACluster(t *testing.T) {
 		t.Fatalf("create on the leader: %v", r.Err)
 	}
 	c.advance(1_000_000_000)
-	for i := range c.nodes {
+	for i := range c.nodes { // every replica has the topic and its owners
 		r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
-		if i != l {
-			if r.Err == nil {
-				t.Fatalf("a follower answered ListMembers (it is not ready to serve)")
-			}
-			continue
-		}
 		for _, m := range r.Members {
-			if m.OwnedPartitions != 1 {
-				t.Fatalf("partitions not spread one per member: %+v", r.Members)
+			if r.Err != nil || m.OwnedPartitions != 1 {
+				t.Fatalf("node %d: partitions not spread one per member: %+v %v", i+1, r.Members, r.Err)
 			}
 		}
 	}
+	testRemoteCommits(t, c)
 	silent := uint64(1 + (l+1)%3)
 	c.cut[silent] = true
 	c.advance(8_000_000_000)
@@ -200,5 +199,47 @@ func TestThreeNodesFormACluster(t *testing.T) {
 		if !m.Alive {
 			t.Fatalf("node %d heard again is not alive: %+v", silent, r.Members)
 		}
+	}
+}
+
+// testRemoteCommits: a message produced on any node to any partition is committed by the
+// partition's owner (over CommitRequest and CommitResponse) and consumed there.
+func testRemoteCommits(t *testing.T, c *cluster) {
+	for from := range c.nodes {
+		for p := int64(0); p < 3; p++ {
+			body := fmt.Sprintf("from %d to %d", from+1, p)
+			r := c.do(from, func(nd *node.Node, now int64, tok uint64) {
+				nd.Produce(now, tok, "orders", []node.ProduceMessage{{Partition: p, Payload: []byte(body)}})
+			})
+			if r.Err != nil || r.Accepted != 1 {
+				t.Fatalf("produce on node %d: %+v", from+1, r)
+			}
+		}
+	}
+	c.advance(1_000_000_000)
+	got := map[string]bool{}
+	for i := range c.nodes {
+		for p := int64(0); p < 3; p++ {
+			r := c.do(i, func(nd *node.Node, now int64, tok uint64) {
+				nd.Consume(now, tok, node.ConsumeRequest{Topic: "orders", Partition: p, Max: 10})
+			})
+			for _, m := range r.Messages {
+				got[fmt.Sprintf("%s@%d", m.Payload, i+1)] = true
+			}
+		}
+	}
+	if len(got) != 9 {
+		t.Fatalf("consumed %d of 9 messages: %v", len(got), got)
+	}
+	// Each partition's messages are on one node only: its owner.
+	owner := map[string]string{}
+	for k := range got {
+		var from, p, at int
+		fmt.Sscanf(k, "from %d to %d@%d", &from, &p, &at)
+		pk := fmt.Sprint(p)
+		if o, ok := owner[pk]; ok && o != fmt.Sprint(at) {
+			t.Fatalf("partition %d consumed on nodes %s and %d", p, o, at)
+		}
+		owner[pk] = fmt.Sprint(at)
 	}
 }

@@ -74,6 +74,9 @@ type Node struct {
 	readOps         map[uint64]readRef // plog read token -> consume waiting for it
 	nextTk          uint64
 	nextHeartbeatNs int64
+	commitTk        uint64                  // partition log commit tokens
+	remote          map[uint64]remoteCommit // request id -> a commit sent to a peer
+	remoteBase      uint64                  // this process's first request id
 
 	commitLatency Histogram
 }
@@ -84,7 +87,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		cfg: cfg, rand: rand,
 		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
-		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{},
+		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{}, remote: map[uint64]remoteCommit{},
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
 		commitLatency: newHistogram(),
@@ -144,7 +147,7 @@ func (n *Node) IsReady() error {
 		return fmt.Errorf("%w: recovering the write-ahead log", ErrNotReady)
 	case !n.metaReady:
 		return fmt.Errorf("%w: recovering the metastore", ErrNotReady)
-	case !n.meta.Leader():
+	case n.meta.LeaderID() == 0:
 		return fmt.Errorf("%w: no metastore leader", ErrNotReady)
 	}
 	return nil
@@ -199,6 +202,7 @@ func (n *Node) Tick(nowNs int64) {
 	n.wal.Tick(nowNs)
 	n.meta.Tick(nowNs)
 	n.heartbeat(nowNs)
+	n.forgetRemote(nowNs)
 	if n.disp != nil {
 		n.disp.Tick(nowNs)
 	}

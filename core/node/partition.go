@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -33,10 +32,11 @@ type partition struct {
 	leases      *lease.Manager
 	logReady    bool
 	leasesReady bool
-	commitID    uint64            // dispatcher commit in flight, 0 when none
-	commitAt    int64             // when it started
-	queued      []dispatch.Commit // commits that arrived before recovery finished
-	consumers   []uint64          // consume tokens waiting for records here
+	inflight    *commitJob  // the commit in flight, nil when none
+	commitTok   uint64      // its token with the log
+	commitAt    int64       // when it started
+	queued      []commitJob // commits waiting for recovery or for the one in flight
+	consumers   []uint64    // consume tokens waiting for records here
 }
 
 func (p *partition) ready() bool { return p.logReady && p.leasesReady }
@@ -64,35 +64,6 @@ func (n *Node) partitionFor(nowNs int64, t meta.Topic, index uint32) *partition 
 	p.log.Open(nowNs)
 	p.leases.Open(nowNs)
 	return p
-}
-
-// routeCommit sends a dispatcher commit to the partition's log (all partitions are
-// local on a single node). The owner checks the incarnation: a record of a deleted or
-// recreated topic is refused with ErrIncarnation, and the dispatcher goes the discard way.
-func (n *Node) routeCommit(nowNs int64, c dispatch.Commit) {
-	t, ok := n.meta.TopicByID(c.Key.Incarnation)
-	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions {
-		n.disp.CommitDone(nowNs, c.ID, dispatch.ErrIncarnation)
-		return
-	}
-	p := n.partitionFor(nowNs, t, c.Key.Partition)
-	if !p.ready() {
-		p.queued = append(p.queued, c)
-		return
-	}
-	n.startCommit(nowNs, p, c)
-}
-
-func (n *Node) startCommit(nowNs int64, p *partition, c dispatch.Commit) {
-	if p.commitID != 0 {
-		panic("node: two commits in flight for one partition")
-	}
-	entries := make([]plog.Entry, len(c.Records))
-	for i, r := range c.Records {
-		entries[i] = plog.Entry{Key: r.Key, HasKey: r.HasKey, Payload: r.Payload}
-	}
-	p.commitID, p.commitAt = c.ID, nowNs
-	p.log.Commit(nowNs, c.ID, entries)
 }
 
 // collectPartition routes one partition's outputs.
@@ -124,10 +95,7 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 	}
 	moved := len(lr.Ops) > 0 || len(lr.Commits) > 0 || len(lr.Reads) > 0 || lr.Recovered != nil ||
 		len(sr.Ops) > 0 || sr.Recovered != nil || lr.Failed != nil || sr.Failed != nil
-	if p.ready() && len(p.queued) > 0 && p.commitID == 0 {
-		c := p.queued[0]
-		p.queued = p.queued[1:]
-		n.startCommit(nowNs, p, c)
+	if n.startQueued(nowNs, p) {
 		moved = true
 	}
 	if lr.Recovered != nil || sr.Recovered != nil {
@@ -139,13 +107,15 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 // onCommitDone: the records are durable and verified (or not). Visibility moves with the
 // high-watermark; waiting consumers are woken.
 func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
-	p.commitID = 0
+	job := p.inflight
+	assert(job != nil && c.Token == p.commitTok, "a commit answer with no commit in flight")
+	p.inflight, p.commitTok = nil, 0
 	n.commitLatency.Observe(nowNs - p.commitAt)
-	if c.Err != nil {
-		n.disp.CommitDone(nowNs, c.Token, c.Err)
-		return
+	if c.Err == nil {
+		p.leases.SetHighWatermark(p.log.HighWatermark())
 	}
-	p.leases.SetHighWatermark(p.log.HighWatermark())
-	n.disp.CommitDone(nowNs, c.Token, nil)
-	n.wakeConsumers(nowNs, p)
+	n.finishCommit(nowNs, *job, c, c.Err)
+	if c.Err == nil {
+		n.wakeConsumers(nowNs, p)
+	}
 }

@@ -34,6 +34,10 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		if m.From == from {
 			n.meta.Heartbeat(nowNs, m.From, m.Addr)
 		}
+	case wire.CommitRequest:
+		n.onCommitRequest(nowNs, from, m)
+	case wire.CommitResponse:
+		n.onCommitResponse(nowNs, from, m)
 	}
 	n.collect(nowNs)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
 )
 
 // Topic requests go through the metastore and are answered once applied locally.
@@ -84,8 +85,11 @@ func (n *Node) dropDeletedPartitions() {
 				n.respond(Response{Token: tok, Err: ErrTopicNotFound})
 			}
 		}
-		if p.commitID != 0 {
-			n.disp.CommitDone(0, p.commitID, errPartitionDropped)
+		if p.inflight != nil {
+			n.finishCommit(0, *p.inflight, plog.CommitDone{}, errPartitionDropped)
+		}
+		for _, job := range p.queued {
+			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
 		}
 		n.abandonReads(pk)
 		return true

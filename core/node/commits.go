@@ -1,0 +1,183 @@
+package node
+
+import (
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
+	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/core/wire"
+)
+
+// Commits reach a partition's owner: this node's own partitions take commits from its
+// dispatcher and, as CommitRequest messages, from its peers' dispatchers; a partition
+// owned elsewhere gets this node's dispatcher commits as CommitRequests, answered by
+// CommitResponses. Messages are best effort: a commit whose answer never comes times out
+// in the dispatcher (30 s) and is sent again (a duplicate, never a loss).
+
+// commitJob is a commit for one of this node's partitions.
+type commitJob struct {
+	from    uint64 // 0: this node's dispatcher; else the peer that asked
+	id      uint64 // the dispatcher commit id, or the peer's request id
+	entries []plog.Entry
+}
+
+// remoteCommit is a dispatcher commit sent to a peer.
+type remoteCommit struct {
+	owner  uint64
+	dispID uint64
+	sentNs int64
+}
+
+// errRemoteRetry: the owner could not take the commit now (not ready, not the owner any
+// more, or its commit failed); the dispatcher backs off and sends it again.
+var errRemoteRetry = errors.New("node: the partition's owner asks for a retry")
+
+// ownerOf is the member that owns partition index of t: this node when the topic's
+// partitions have no owners (created before any member joined, or a single node).
+func (n *Node) ownerOf(t meta.Topic, index uint32) uint64 {
+	if owners := n.meta.Owners(t.ID); int(index) < len(owners) {
+		return owners[index]
+	}
+	return n.meta.ID()
+}
+
+// routeCommit sends a dispatcher commit to its partition's owner. The owner checks the
+// incarnation: a record of a deleted or recreated topic is refused with ErrIncarnation,
+// and the dispatcher goes the discard way.
+func (n *Node) routeCommit(nowNs int64, c dispatch.Commit) {
+	t, ok := n.meta.TopicByID(c.Key.Incarnation)
+	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions {
+		n.disp.CommitDone(nowNs, c.ID, dispatch.ErrIncarnation)
+		return
+	}
+	if owner := n.ownerOf(t, c.Key.Partition); owner != n.meta.ID() {
+		n.sendCommit(nowNs, owner, c)
+		return
+	}
+	n.enqueueCommit(nowNs, t, c.Key.Partition, commitJob{id: c.ID, entries: entriesOf(c.Records)})
+}
+
+func entriesOf(recs []wal.Record) []plog.Entry {
+	es := make([]plog.Entry, len(recs))
+	for i, r := range recs {
+		es[i] = plog.Entry{Key: r.Key, HasKey: r.HasKey, Payload: r.Payload}
+	}
+	return es
+}
+
+// sendCommit asks owner to commit c. Request ids start at a random base drawn per
+// process, so an answer meant for an earlier process of this node matches nothing.
+func (n *Node) sendCommit(nowNs int64, owner uint64, c dispatch.Commit) {
+	if n.remoteBase == 0 {
+		n.remoteBase = n.rand.Uint64() >> 1
+	}
+	id := n.remoteBase + c.ID
+	recs := make([]wire.Record, len(c.Records))
+	for i, r := range c.Records {
+		recs[i] = wire.Record{HasKey: r.HasKey, Key: r.Key, Payload: r.Payload}
+	}
+	n.remote[id] = remoteCommit{owner: owner, dispID: c.ID, sentNs: nowNs}
+	n.send(owner, wire.CommitRequest{ID: id, Topic: c.Key.Topic, Incarnation: c.Key.Incarnation, Partition: c.Key.Partition, Records: recs})
+}
+
+// enqueueCommit queues a commit on one of this node's partitions and starts it if the
+// partition is idle: one commit in flight per partition, whoever sent it.
+func (n *Node) enqueueCommit(nowNs int64, t meta.Topic, index uint32, job commitJob) {
+	p := n.partitionFor(nowNs, t, index)
+	p.queued = append(p.queued, job)
+	n.startQueued(nowNs, p)
+}
+
+// startQueued starts the partition's next commit when it is ready and idle.
+func (n *Node) startQueued(nowNs int64, p *partition) bool {
+	if !p.ready() || p.inflight != nil || len(p.queued) == 0 {
+		return false
+	}
+	job := p.queued[0]
+	p.queued = p.queued[1:]
+	n.commitTk++
+	p.inflight, p.commitTok, p.commitAt = &job, n.commitTk, nowNs
+	p.log.Commit(nowNs, n.commitTk, job.entries)
+	return true
+}
+
+// finishCommit answers a commit job: to the dispatcher, or to the peer that sent it.
+func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, err error) {
+	if job.from == 0 {
+		if n.disp != nil {
+			n.disp.CommitDone(nowNs, job.id, err)
+		}
+		return
+	}
+	resp := wire.CommitResponse{ID: job.id, Code: wire.CodeOK, BaseOffset: done.BaseOffset, Count: uint32(done.Count)}
+	switch {
+	case errors.Is(err, errPartitionDropped):
+		resp = wire.CommitResponse{ID: job.id, Code: wire.CodeIncarnation}
+	case err != nil:
+		resp = wire.CommitResponse{ID: job.id, Code: wire.CodeRetry}
+	}
+	n.send(job.from, resp)
+}
+
+// onCommitRequest takes a peer's commit for a partition this node should own.
+func (n *Node) onCommitRequest(nowNs int64, from uint64, m wire.CommitRequest) {
+	refuse := func(code wire.Code) { n.send(from, wire.CommitResponse{ID: m.ID, Code: code}) }
+	if n.failed != nil || !n.walReady || !n.metaReady {
+		refuse(wire.CodeRetry)
+		return
+	}
+	t, ok := n.meta.TopicByID(m.Incarnation)
+	switch {
+	case !ok || t.Name != m.Topic || m.Partition >= t.Partitions:
+		refuse(wire.CodeIncarnation)
+		return
+	case n.ownerOf(t, m.Partition) != n.meta.ID():
+		refuse(wire.CodeNotOwner)
+		return
+	}
+	es := make([]plog.Entry, len(m.Records))
+	for i, r := range m.Records {
+		es[i] = plog.Entry{Key: r.Key, HasKey: r.HasKey, Payload: r.Payload}
+	}
+	n.enqueueCommit(nowNs, t, m.Partition, commitJob{from: from, id: m.ID, entries: es})
+}
+
+// onCommitResponse takes the owner's answer to a commit this node sent.
+func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse) {
+	rc, ok := n.remote[m.ID]
+	if !ok || rc.owner != from {
+		return // a duplicate, or an answer meant for an earlier process
+	}
+	delete(n.remote, m.ID)
+	var err error
+	switch m.Code {
+	case wire.CodeOK:
+	case wire.CodeIncarnation:
+		err = dispatch.ErrIncarnation
+	default:
+		err = errRemoteRetry
+	}
+	if n.disp != nil {
+		n.disp.CommitDone(nowNs, rc.dispID, err)
+	}
+}
+
+// forgetRemote drops commits sent long enough ago that the dispatcher has timed them
+// out and sent them again; a late answer to one then matches nothing.
+func (n *Node) forgetRemote(nowNs int64) {
+	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
+		if nowNs-n.remote[id].sentNs > 2*dispatch.DefaultCommitTimeoutNs {
+			delete(n.remote, id)
+		}
+	}
+}
+
+func assert(ok bool, msg string) {
+	if !ok {
+		panic("node: invariant broken: " + msg)
+	}
+}
