@@ -5,7 +5,8 @@ BIN    := bin
 # Deliberate bugs behind build tags, as tag:simulation:seeds — each must make narad-sim
 # report a violation within that many seeds.
 MUTATIONS := narad_mut_ackearly:wal:200 narad_mut_trustsync:wal:200 \
-	narad_mut_skipreadback:node:500 narad_mut_ckptearly:node:500 narad_mut_hwbeforesync:node:500
+	narad_mut_skipreadback:node:500 narad_mut_ckptearly:node:500 narad_mut_hwbeforesync:node:500 \
+	narad_mut_rerouteinflight:cluster:1000
 
 .PHONY: all build run test unit sim sim-long determinism mutation bench fuzz lint clean
 
@@ -30,15 +31,17 @@ sim: build
 	./$(BIN)/narad-sim -sim wal -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim node -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim meta -seeds $(SEEDS)
+	./$(BIN)/narad-sim -sim cluster -seeds $(SEEDS)
 
 sim-long: build
 	./$(BIN)/narad-sim -sim wal -seeds 1-1000
 	./$(BIN)/narad-sim -sim node -seeds 1-500
 	./$(BIN)/narad-sim -sim meta -seeds 1-500
+	./$(BIN)/narad-sim -sim cluster -seeds 1-1000
 
 # The same seed, run in two separate processes, must print the same trace hash.
 determinism: build
-	@for sim in wal node meta; do for s in 7 1234; do \
+	@for sim in wal node meta cluster; do for s in 7 1234; do \
 	  a=$$(./$(BIN)/narad-sim -sim $$sim -seed $$s | tail -n 1); \
 	  b=$$(./$(BIN)/narad-sim -sim $$sim -seed $$s | tail -n 1); \
 	  echo "$$sim: $$a"; \

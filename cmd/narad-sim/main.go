@@ -3,8 +3,10 @@
 //	narad-sim -seed N        run one seed: its options, its stats, then
 //	                         "seed=N trace=<hash> verdict=ok|violation" (exit 1 on violation)
 //	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed
-//	-sim node|wal|meta       what runs: the whole single-node broker (default), the
-//	                         ingress WAL alone, or a 3- or 5-replica metastore cluster
+//	-sim node|wal|meta|cluster
+//	                         what runs: the whole single-node broker (default), the
+//	                         ingress WAL alone, a 3- or 5-replica metastore cluster, or a
+//	                         3- or 5-node broker cluster
 //
 // Everything a run does is drawn from its seed, so a failing seed reproduces from its
 // number alone, in any process.
@@ -33,13 +35,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.String("seeds", "", "run a range of seeds, A-B inclusive")
 	workers := fs.Int("j", runtime.GOMAXPROCS(0), "seeds run at once with -seeds")
 	stop := fs.Bool("stop", false, "with -seeds: stop starting seeds after the first violation (mutation checks)")
-	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) or meta (a metastore cluster)")
+	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) meta (a metastore cluster) or cluster (a broker cluster)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	sim, ok := simulations[*simName]
 	if !ok {
-		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal or meta\n", *simName)
+		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal, meta or cluster\n", *simName)
 		return 2
 	}
 	if *seeds != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/narad/narad/sim/clustersim"
 	"github.com/narad/narad/sim/metasim"
 	"github.com/narad/narad/sim/nodesim"
 	"github.com/narad/narad/sim/walsim"
@@ -19,9 +20,25 @@ type outcome struct {
 // simulations by -sim name. "node" is the whole single-node broker; "wal" is the ingress
 // WAL alone (the foundation issue's simulator).
 var simulations = map[string]func(seed uint64) outcome{
-	"node": runNode,
-	"wal":  runWAL,
-	"meta": runMeta,
+	"node":    runNode,
+	"wal":     runWAL,
+	"meta":    runMeta,
+	"cluster": runCluster,
+}
+
+func runCluster(seed uint64) outcome {
+	o := clustersim.Draw(seed)
+	res := clustersim.Run(o)
+	s, n := res.Stats, res.Stats.Net
+	return outcome{
+		options: o.String(), trace: res.Trace, violation: res.Violation,
+		stats: []string{
+			fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d cut_changes=%d heal_ms=%d",
+				s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.CutChanges, s.HealNs/1_000_000),
+			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d",
+				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped),
+		},
+	}
 }
 
 func runMeta(seed uint64) outcome {

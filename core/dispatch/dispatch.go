@@ -13,6 +13,7 @@ const (
 	DefaultWindowMax          = 65_536 // defaultProduceDispatchBatchSize
 	DefaultTargetPerPartition = 64     // produceDispatchTargetPerPartition
 	DefaultLookaheadWindows   = 16     // produceDispatchLookaheadWindows
+	DefaultRerouteAfterPasses = 3      // produceDispatchRerouteAfterPasses
 	DefaultFanoutMax          = 16     // defaultProduceDispatchCommitFanout
 	DefaultCommitBytesMax     = 8 << 20
 	DefaultFailureBackoffNs   = 1_000_000_000  // 1 s
@@ -29,6 +30,9 @@ type Config struct {
 	WindowMax          int
 	TargetPerPartition int
 	LookaheadWindows   int
+	// RerouteAfterPasses: a partition whose commits failed this many times in a row has
+	// its records rerouted to a live sibling partition (at once when its owner is dead).
+	RerouteAfterPasses int
 	FanoutMax          int   // commits in flight at once
 	CommitBytesMax     int   // payload bytes of one commit (at least one record)
 	FailureBackoffNs   int64 // a partition whose commit failed waits this long
@@ -49,6 +53,7 @@ func (c Config) withDefaults() Config {
 	def(&c.WindowMax, DefaultWindowMax)
 	def(&c.TargetPerPartition, DefaultTargetPerPartition)
 	def(&c.LookaheadWindows, DefaultLookaheadWindows)
+	def(&c.RerouteAfterPasses, DefaultRerouteAfterPasses)
 	def(&c.FanoutMax, DefaultFanoutMax)
 	def(&c.CommitBytesMax, DefaultCommitBytesMax)
 	def(&c.BacklogBytesMax, DefaultBacklogBytesMax)
@@ -70,6 +75,9 @@ type Catalog interface {
 	Topic(name string) (id uint64, partitions uint32, ok bool)
 	// CaughtUp reports whether the replica has applied everything it knows committed.
 	CaughtUp() bool
+	// Owner returns the member owning a partition of a topic incarnation, and whether
+	// membership says that member is dead.
+	Owner(incarnation uint64, partition uint32) (owner uint64, dead bool)
 }
 
 // Key names one partition of one topic incarnation: the unit of commit.

@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -13,6 +15,12 @@ type fakeCatalog struct {
 	topics   map[string]uint64 // name -> incarnation
 	parts    uint32
 	caughtUp bool
+	dead     map[uint64]bool // owner -> dead; partition p is owned by member p%3+1
+}
+
+func (c *fakeCatalog) Owner(_ uint64, p uint32) (uint64, bool) {
+	o := uint64(p%3 + 1)
+	return o, c.dead[o]
 }
 
 func (c *fakeCatalog) Topic(name string) (uint64, uint32, bool) {
@@ -105,7 +113,7 @@ func TestDiscardNeedsConfirmation(t *testing.T) {
 // end, with all failures stopped, everything is done and the checkpoint is past it.
 func TestDispatcherProperties(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		cat := &fakeCatalog{topics: map[string]uint64{"a": 1, "b": 1}, parts: 4, caughtUp: true}
+		cat := &fakeCatalog{topics: map[string]uint64{"a": 1, "b": 1}, parts: 4, caughtUp: true, dead: map[uint64]bool{}}
 		cfg := Config{BaseWindow: 4, WindowMax: 32, LookaheadWindows: 2, FanoutMax: 3, TargetPerPartition: 2}
 		d := New(cfg, cat, 1)
 		now := int64(0)
@@ -113,14 +121,20 @@ func TestDispatcherProperties(t *testing.T) {
 		done := map[uint64]bool{}
 		gone := map[uint64]bool{} // records whose incarnation was deleted when added or later
 		var open []Commit
+		out := outstanding{}
+		sent := func(cs []Commit) {
+			open = append(open, cs...)
+			out.sent(rt, now, cs)
+		}
 		step := func() {
+			out.expire(now)
 			d.Pump(now)
 			rd := d.Ready()
-			open = append(open, rd.Commits...)
+			sent(rd.Commits)
 			for len(rd.Barriers) > 0 {
 				d.BarrierDone(now, rd.Barriers[0], nil)
 				rd2 := d.Ready()
-				open = append(open, rd2.Commits...)
+				sent(rd2.Commits)
 				rd.Barriers = append(rd.Barriers[1:], rd2.Barriers...)
 			}
 			checkInvariants(rt, d, open, done, cfg)
@@ -141,6 +155,7 @@ func TestDispatcherProperties(t *testing.T) {
 				c := open[i]
 				open = append(open[:i], open[i+1:]...)
 				ok := rapid.Bool().Draw(t, "ok")
+				delete(out, c.ID)
 				if ok {
 					if _, inflight := d.inflight[c.ID]; inflight {
 						for _, r := range c.Records {
@@ -158,6 +173,11 @@ func TestDispatcherProperties(t *testing.T) {
 				d.Tick(now)
 				step()
 			},
+			"membership": func(t *rapid.T) {
+				o := uint64(rapid.IntRange(1, 3).Draw(t, "owner"))
+				cat.dead[o] = !cat.dead[o]
+				step()
+			},
 			"delete": func(t *rapid.T) {
 				topic := rapid.SampledFrom([]string{"a", "b"}).Draw(t, "topic")
 				cat.topics[topic]++ // delete and recreate: a new incarnation
@@ -165,6 +185,7 @@ func TestDispatcherProperties(t *testing.T) {
 			},
 		})
 		// Heal: answer everything successfully until nothing is left.
+		clear(cat.dead)
 		for round := 0; round < 1000 && (len(d.held) > 0 || len(open) > 0); round++ {
 			now += DefaultCommitTimeoutNs
 			d.Tick(now)
@@ -176,6 +197,7 @@ func TestDispatcherProperties(t *testing.T) {
 					}
 				}
 				d.CommitDone(now, c.ID, nil)
+				delete(out, c.ID)
 			}
 			open = nil
 		}
@@ -258,4 +280,33 @@ func TestThinPartitionsLingerForFatterCommits(t *testing.T) {
 	if at, ok := d.NextDeadline(); !ok || at != 2200 {
 		t.Fatalf("linger deadline %d %v, want 2200 (record 7 arrived at 1200)", at, ok)
 	}
+}
+
+// outstanding tracks, from outside the dispatcher, the commits sent and neither answered
+// nor past their timeout: no record may be in two of them at once (a reroute must never
+// take a record whose commit is in flight).
+type outstanding map[uint64]outCommit
+
+type outCommit struct {
+	deadline int64
+	seqs     []uint64
+}
+
+func (o outstanding) sent(t *rapid.T, now int64, cs []Commit) {
+	for _, c := range cs {
+		oc := outCommit{deadline: now + DefaultCommitTimeoutNs}
+		for _, r := range c.Records {
+			for id, other := range o { //narad:unordered (test: any hit fails)
+				if slices.Contains(other.seqs, r.Seq) {
+					t.Fatalf("seq %d sent in commit %d while commit %d holding it is in flight", r.Seq, c.ID, id)
+				}
+			}
+			oc.seqs = append(oc.seqs, r.Seq)
+		}
+		o[c.ID] = oc
+	}
+}
+
+func (o outstanding) expire(now int64) {
+	maps.DeleteFunc(o, func(_ uint64, c outCommit) bool { return now >= c.deadline })
 }

@@ -41,8 +41,8 @@ type Dispatcher struct {
 
 // Stats counts what the dispatcher did.
 type Stats struct {
-	Committed, Discarded, CommitsOK, CommitsFailed uint64
-	Window                                         int
+	Committed, Discarded, Rerouted, CommitsOK, CommitsFailed uint64
+	Window                                                   int
 }
 
 // New returns a dispatcher that starts at checkpoint (the WAL's recovered checkpoint).
@@ -84,6 +84,7 @@ func (d *Dispatcher) Ready() Ready {
 func (d *Dispatcher) Pump(nowNs int64) {
 	d.pumpedNs = nowNs
 	d.admit(nowNs)
+	d.rerouteStuck(nowNs)
 	formed, records := 0, 0
 	for _, k := range d.keys {
 		if len(d.inflight) >= d.cfg.FanoutMax {
@@ -116,20 +117,25 @@ func (d *Dispatcher) admit(nowNs int64) {
 	for d.admitted < len(d.held) && d.held[d.admitted].rec.Seq < horizon {
 		e := d.held[d.admitted]
 		e.status = stWaiting
-		k := Key{Topic: e.rec.Topic, Incarnation: e.rec.Incarnation, Partition: e.rec.Partition}
-		b := d.buckets[k]
-		if b == nil {
-			b = &bucket{key: k}
-			d.buckets[k] = b
-			i, _ := slices.BinarySearchFunc(d.keys, k, compareKeys)
-			d.keys = slices.Insert(d.keys, i, k)
-		}
+		b := d.bucket(Key{Topic: e.rec.Topic, Incarnation: e.rec.Incarnation, Partition: e.rec.Partition})
 		if len(b.ents) == b.inflightN {
 			b.since = nowNs // the first record waiting
 		}
 		b.ents = append(b.ents, e)
 		d.admitted++
 	}
+}
+
+// bucket returns k's bucket, made on first use.
+func (d *Dispatcher) bucket(k Key) *bucket {
+	b := d.buckets[k]
+	if b == nil {
+		b = &bucket{key: k}
+		d.buckets[k] = b
+		i, _ := slices.BinarySearchFunc(d.keys, k, compareKeys)
+		d.keys = slices.Insert(d.keys, i, k)
+	}
+	return b
 }
 
 // lingers reports whether a bucket thinner than the per-partition target should wait

@@ -49,8 +49,14 @@
 // caught up and the topic still gone on re-reading, are its records discarded. Anything
 // less keeps them for the next pass.
 //
-// # Not yet here
+// # Rerouting
 //
-// Reroute to a live sibling partition after 3 failed passes, and remote owners, come with
-// the cluster (the Commit's Key names the partition; the node decides where it goes).
+// A partition whose last RerouteAfterPasses (3) commits failed, or whose owner membership
+// already says is dead, has its waiting records moved to a live sibling: the next
+// partition of the same topic incarnation whose owner is alive and is another member (the
+// seed's availability trade; ordering was never promised). Records whose commit is in
+// flight are never moved: the commit's answer or its timeout comes first, so no record is
+// ever in two commits at once. A rerouted record keeps its seq; only its partition
+// changes, and a crash replays it to its original partition (rerouted again if needed).
+// With no live sibling the records wait for their own partition.
 package dispatch

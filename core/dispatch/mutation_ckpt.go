@@ -8,4 +8,5 @@ const (
 	mutDiscardWithoutConfirm = false
 	mutCheckpointPastSkipped = true
 	mutCheckpointBeforeAck   = false
+	mutRerouteInflight       = false
 )

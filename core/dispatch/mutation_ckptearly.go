@@ -8,4 +8,5 @@ const (
 	mutDiscardWithoutConfirm = false
 	mutCheckpointPastSkipped = false
 	mutCheckpointBeforeAck   = true
+	mutRerouteInflight       = false
 )

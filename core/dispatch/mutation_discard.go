@@ -8,4 +8,5 @@ const (
 	mutDiscardWithoutConfirm = true
 	mutCheckpointPastSkipped = false
 	mutCheckpointBeforeAck   = false
+	mutRerouteInflight       = false
 )

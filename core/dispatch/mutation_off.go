@@ -1,4 +1,4 @@
-//go:build !narad_mut_discardnoconfirm && !narad_mut_ckptpastskip && !narad_mut_ckptearly
+//go:build !narad_mut_discardnoconfirm && !narad_mut_ckptpastskip && !narad_mut_ckptearly && !narad_mut_rerouteinflight
 
 package dispatch
 
@@ -7,4 +7,5 @@ const (
 	mutDiscardWithoutConfirm = false
 	mutCheckpointPastSkipped = false
 	mutCheckpointBeforeAck   = false
+	mutRerouteInflight       = false
 )

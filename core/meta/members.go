@@ -108,3 +108,10 @@ func (s *Store) Members() []Member {
 	}
 	return out
 }
+
+// MemberDead reports whether id is a member that the controller marked dead (an id that
+// never joined is not dead: nothing says so).
+func (s *Store) MemberDead(id uint64) bool {
+	m, ok := s.sm.members[id]
+	return ok && !m.Alive
+}

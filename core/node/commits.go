@@ -170,7 +170,7 @@ func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse)
 // out and sent them again; a late answer to one then matches nothing.
 func (n *Node) forgetRemote(nowNs int64) {
 	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
-		if nowNs-n.remote[id].sentNs > 2*dispatch.DefaultCommitTimeoutNs {
+		if nowNs-n.remote[id].sentNs > 2*n.commitTimeout() {
 			delete(n.remote, id)
 		}
 	}
@@ -180,4 +180,12 @@ func assert(ok bool, msg string) {
 	if !ok {
 		panic("node: invariant broken: " + msg)
 	}
+}
+
+// commitTimeout is the dispatcher's commit timeout.
+func (n *Node) commitTimeout() int64 {
+	if t := n.cfg.Dispatch.CommitTimeoutNs; t > 0 {
+		return t
+	}
+	return dispatch.DefaultCommitTimeoutNs
 }

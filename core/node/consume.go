@@ -57,17 +57,23 @@ func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
 	n.tryConsume(nowNs, op)
 }
 
-// candidates are the partitions a consume may take from, starting at a rotating cursor
-// so that partitions share the consumers.
+// candidates are the partitions of this node a consume may take from, starting at a
+// rotating cursor so that partitions share the consumers. A partition another member
+// owns is not served here (forwarding consumes to owners is the cluster's next step).
 func (n *Node) candidates(op *consumeOp) []uint32 {
 	if op.req.Partition >= 0 {
+		if n.ownerOf(op.topic, uint32(op.req.Partition)) != n.meta.ID() {
+			return nil
+		}
 		return []uint32{uint32(op.req.Partition)}
 	}
-	parts := make([]uint32, op.topic.Partitions)
+	parts := make([]uint32, 0, op.topic.Partitions)
 	start := n.rr["consume/"+op.topic.Name] % op.topic.Partitions
 	n.rr["consume/"+op.topic.Name]++
-	for i := range parts {
-		parts[i] = (start + uint32(i)) % op.topic.Partitions
+	for i := range op.topic.Partitions {
+		if p := (start + i) % op.topic.Partitions; n.ownerOf(op.topic, p) == n.meta.ID() {
+			parts = append(parts, p)
+		}
 	}
 	return parts
 }

@@ -39,3 +39,21 @@ func (n *Node) ownedPartitions() map[uint64]int {
 	}
 	return counts
 }
+
+// MetastoreLeader reports the metastore leader this node's replica knows of and its
+// term (0, 0 before recovery): the simulator checks there is one leader per term.
+func (n *Node) MetastoreLeader() (leader, term uint64) {
+	return n.meta.LeaderID(), n.meta.Term()
+}
+
+// PeerAddrs maps every other member the local replica knows to its address: the shell
+// tells its transport where peers are (members join with the address they heartbeat).
+func (n *Node) PeerAddrs() map[uint64]string {
+	out := map[uint64]string{}
+	for _, m := range n.meta.Members() {
+		if m.ID != n.meta.ID() && m.Addr != "" {
+			out[m.ID] = m.Addr
+		}
+	}
+	return out
+}

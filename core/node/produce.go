@@ -29,6 +29,16 @@ func (c catalog) Topic(name string) (uint64, uint32, bool) {
 }
 func (c catalog) CaughtUp() bool { return c.m.CaughtUp() }
 
+// Owner is the member owning the partition (this node when the partitions have no owners)
+// and whether the controller marked it dead.
+func (c catalog) Owner(incarnation uint64, partition uint32) (uint64, bool) {
+	owner := c.m.ID()
+	if owners := c.m.Owners(incarnation); int(partition) < len(owners) {
+		owner = owners[partition]
+	}
+	return owner, c.m.MemberDead(owner)
+}
+
 // Produce accepts msgs for topic: every message is appended to the ingress WAL in the
 // same group commit, and the answer (Accepted = len(msgs)) comes once all are durable.
 // Validation is all-or-nothing and happens before anything is written.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/narad/narad/core/dispatch"
 	"slices"
 
 	"github.com/narad/narad/core/wal"
@@ -45,6 +46,7 @@ type Stats struct {
 	BacklogBytes   int
 	LeasesInFlight int
 	CommitLatency  Histogram
+	Dispatch       dispatch.Stats // counters since this process started
 }
 
 // Stats returns a snapshot.
@@ -52,6 +54,7 @@ func (n *Node) Stats() Stats {
 	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone()}
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
+		s.Dispatch = n.disp.Stats()
 	}
 	for _, pk := range n.partKeys {
 		if p := n.parts[pk]; p.ready() {

@@ -1,0 +1,118 @@
+package dispatch
+
+import (
+	"errors"
+	"testing"
+)
+
+// commitsByPartition maps each commit of rd to its partition, checking that every
+// record in it was rerouted there too.
+func commitsByPartition(t *testing.T, rd Ready) map[uint32]Commit {
+	t.Helper()
+	out := map[uint32]Commit{}
+	for _, c := range rd.Commits {
+		for _, r := range c.Records {
+			if r.Partition != c.Key.Partition {
+				t.Fatalf("record seq %d says partition %d inside a commit for %d", r.Seq, r.Partition, c.Key.Partition)
+			}
+		}
+		out[c.Key.Partition] = c
+	}
+	return out
+}
+
+// A partition whose owner membership says is dead has its records rerouted at once, to
+// the next partition whose owner is alive and is another member.
+func TestDeadOwnerReroutesAtOnce(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 6, caughtUp: true, dead: map[uint64]bool{1: true}}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 0)) // owner 1: dead
+	d.Add(0, rec(2, "t", 1, 3)) // owner 1: dead
+	d.Add(0, rec(3, "t", 1, 1)) // owner 2
+	d.Pump(0)
+	got := commitsByPartition(t, d.Ready())
+	if len(got) != 2 || len(got[1].Records) != 2 || len(got[4].Records) != 1 {
+		t.Fatalf("want seqs 1 and 3 on partition 1 and seq 2 on partition 4, got %+v", got)
+	}
+	if d.Stats().Rerouted != 2 {
+		t.Fatalf("rerouted %d, want 2", d.Stats().Rerouted)
+	}
+	for _, c := range got {
+		d.CommitDone(0, c.ID, nil)
+	}
+	d.Pump(0)
+	if rd := d.Ready(); rd.Checkpoint != 4 {
+		t.Fatalf("checkpoint %d, want 4", rd.Checkpoint)
+	}
+}
+
+// An owner that membership still calls alive gets RerouteAfterPasses failed commits
+// before its partition's records go to a sibling.
+func TestRerouteAfterThreeFailedPasses(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 0))
+	now := int64(0)
+	for pass := 1; pass <= DefaultRerouteAfterPasses; pass++ {
+		d.Pump(now)
+		got := commitsByPartition(t, d.Ready())
+		c, ok := got[0]
+		if len(got) != 1 || !ok {
+			t.Fatalf("pass %d: want a commit to partition 0, got %+v", pass, got)
+		}
+		d.CommitDone(now, c.ID, errors.New("owner unreachable"))
+		now += DefaultFailureBackoffNs
+	}
+	d.Pump(now)
+	got := commitsByPartition(t, d.Ready())
+	if c, ok := got[1]; len(got) != 1 || !ok || c.Records[0].Seq != 1 {
+		t.Fatalf("after %d failed passes seq 1 should go to partition 1: %+v", DefaultRerouteAfterPasses, got)
+	}
+}
+
+// Records whose commit is in flight stay where they are when the owner is found dead:
+// only the records waiting behind the commit move. The in-flight ones move once their
+// commit fails (here: times out).
+func TestInflightCommitIsNeverRerouted(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true, dead: map[uint64]bool{}}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 0))
+	d.Pump(0)
+	first := d.Ready().Commits
+	if len(first) != 1 {
+		t.Fatalf("want one commit, got %+v", first)
+	}
+	cat.dead[1] = true
+	d.Add(1, rec(2, "t", 1, 0))
+	d.Pump(1)
+	got := commitsByPartition(t, d.Ready())
+	if c, ok := got[1]; len(got) != 1 || !ok || len(c.Records) != 1 || c.Records[0].Seq != 2 {
+		t.Fatalf("only the waiting seq 2 may move while seq 1 is in flight: %+v", got)
+	}
+	d.CommitDone(1, got[1].ID, nil)
+	timeout := int64(DefaultCommitTimeoutNs)
+	d.Tick(timeout)
+	d.Pump(timeout)
+	got = commitsByPartition(t, d.Ready())
+	if c, ok := got[1]; len(got) != 1 || !ok || c.Records[0].Seq != 1 {
+		t.Fatalf("after its timeout seq 1 should move to partition 1: %+v", got)
+	}
+	d.CommitDone(timeout, got[1].ID, nil)
+	d.Pump(timeout)
+	if rd := d.Ready(); rd.Checkpoint != 3 {
+		t.Fatalf("checkpoint %d, want 3", rd.Checkpoint)
+	}
+}
+
+// With every other owner dead there is no live sibling: the records wait for their own
+// partition (and the checkpoint with them).
+func TestNoLiveSiblingKeepsRecords(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true, dead: map[uint64]bool{1: true, 2: true, 3: true}}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 0))
+	d.Pump(0)
+	got := commitsByPartition(t, d.Ready())
+	if _, ok := got[0]; len(got) != 1 || !ok || d.Stats().Rerouted != 0 {
+		t.Fatalf("with no live sibling the record is committed to its own partition: %+v", got)
+	}
+}

@@ -1,0 +1,85 @@
+package clustersim
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/wire"
+)
+
+// The dispatcher's promise that the seed calls "nothing recommitted meanwhile": within
+// one process, a record is sent in a new commit only once the commit holding it was
+// answered or timed out. The simulator sees every remote commit on the network and
+// checks it (commits to the node's own partitions do not cross the network).
+
+// commitRef names one remote commit: the sending process and its request id.
+type commitRef struct {
+	epoch uint64
+	id    uint64
+}
+
+type openCommit struct {
+	deadline int64
+	msgs     []uint64
+}
+
+// commitTracker holds the remote commits sent and neither answered nor timed out.
+type commitTracker struct {
+	open  map[commitRef]openCommit
+	holds map[[2]uint64]commitRef // (epoch, message id) -> the open commit holding it
+}
+
+func newCommitTracker() commitTracker {
+	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}}
+}
+
+// sent notes a message node mb sends; a CommitRequest must not carry a message that an
+// open commit of the same process holds.
+func (u *run) commitSent(mb *member, body []byte) {
+	m, err := wire.Decode(body)
+	req, ok := m.(wire.CommitRequest)
+	if err != nil || !ok {
+		return
+	}
+	u.expireCommits()
+	ref := commitRef{epoch: mb.epoch, id: req.ID}
+	oc := openCommit{deadline: u.s.Now() + u.o.CommitTimeoutNs}
+	for _, r := range req.Records {
+		id, ok := payloadID(r.Payload)
+		if !ok {
+			continue
+		}
+		if other, held := u.commits.holds[[2]uint64{mb.epoch, id}]; held {
+			u.violate(fmt.Errorf("dispatch: node %d sent message %d in commit %d while its commit %d holding it is unanswered and not timed out (recommitted meanwhile)", mb.id, id, req.ID, other.id))
+			return
+		}
+		u.commits.holds[[2]uint64{mb.epoch, id}] = ref
+		oc.msgs = append(oc.msgs, id)
+	}
+	u.commits.open[ref] = oc
+}
+
+// commitAnswered notes a CommitResponse delivered to node mb: its commit is closed.
+func (u *run) commitAnswered(mb *member, body []byte) {
+	m, err := wire.Decode(body)
+	if resp, ok := m.(wire.CommitResponse); err == nil && ok {
+		u.closeCommit(commitRef{epoch: mb.epoch, id: resp.ID})
+	}
+}
+
+func (u *run) closeCommit(ref commitRef) {
+	for _, id := range u.commits.open[ref].msgs {
+		if u.commits.holds[[2]uint64{ref.epoch, id}] == ref {
+			delete(u.commits.holds, [2]uint64{ref.epoch, id})
+		}
+	}
+	delete(u.commits.open, ref)
+}
+
+// expireCommits closes the commits past their timeout (the dispatcher gave up on them).
+func (u *run) expireCommits() {
+	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
+		if u.s.Now() >= oc.deadline {
+			u.closeCommit(ref)
+		}
+	}
+}

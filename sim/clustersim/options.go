@@ -1,0 +1,88 @@
+package clustersim
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/simnet"
+)
+
+// Options are everything a run depends on. Draw makes them from a seed.
+type Options struct {
+	Seed          uint64
+	Nodes         int // 3 or 5
+	Steps         int // events in the fault phase
+	Producers     int
+	Consumers     int
+	Partitions    uint32
+	PayloadMax    int
+	ThinkMaxNs    int64
+	OpLatencyNs   [2]int64
+	SyncLatencyNs [2]int64
+	CrashGapNs    [2]int64 // 0: no crashes
+	RestartNs     [2]int64
+	CutGapNs      [2]int64 // 0: no partitions
+	// DeadAfterNs: the controller marks a silent member dead (heartbeats every quarter of
+	// it, at most 500 ms); CommitTimeoutNs: a remote commit not answered counts as failed.
+	DeadAfterNs     int64
+	CommitTimeoutNs int64
+	// OutageAtNs, OutageNs: one node crashes then and stays down that long (0: no outage).
+	OutageAtNs, OutageNs int64
+	Disk                 sim.DiskConfig
+	Net                  simnet.Config
+}
+
+// HealBoundNs bounds the heal phase in simulated time.
+const HealBoundNs = 120_000_000_000
+
+// Draw derives a run's options from its seed.
+func Draw(seed uint64) Options {
+	r := rng.New(seed ^ 0x636c757374657273) // "clusters"
+	pick := func(ps ...float64) float64 { return ps[r.Intn(len(ps))] }
+	ms := func(lo, hi int) int64 { return int64(r.Range(lo, hi)) * 1_000_000 }
+	o := Options{
+		Seed: seed, Nodes: []int{3, 3, 5}[r.Intn(3)], Steps: r.Range(5000, 15000),
+		Producers: r.Range(1, 6), Consumers: r.Range(1, 4), Partitions: uint32(r.Range(2, 9)),
+		PayloadMax: r.Range(1, 200), ThinkMaxNs: ms(0, 20),
+		OpLatencyNs:   [2]int64{int64(r.Range(1_000, 20_000)), int64(r.Range(20_000, 200_000))},
+		SyncLatencyNs: [2]int64{int64(r.Range(50_000, 300_000)), int64(r.Range(300_000, 3_000_000))},
+		RestartNs:     [2]int64{ms(1, 50), ms(50, 1500)},
+		Disk: sim.DiskConfig{
+			ReadErrorProb:    pick(0, 0.01),
+			ReadCorruptProb:  pick(0, 0.01),
+			WriteCorruptProb: pick(0, 0, 0.002),
+			SyncFailProb:     pick(0, 0, 0.001),
+			CrashKeepProb:    r.Float64(),
+			CrashTearProb:    r.Float64() * 0.5,
+			CrashGarbageProb: r.Float64(),
+		},
+		Net: simnet.Config{
+			DelayMinNs: int64(r.Range(50_000, 500_000)), DelayMaxNs: ms(1, 20),
+			DropProb: pick(0, 0.01, 0.05), DupProb: pick(0, 0.01, 0.05),
+			StaleProb: pick(0, 0.001, 0.01), StaleMinNs: ms(100, 500), StaleMaxNs: ms(500, 3000),
+		},
+	}
+	o.DeadAfterNs = []int64{5_000_000_000, ms(800, 2000)}[r.Intn(2)]
+	o.CommitTimeoutNs = []int64{30_000_000_000, ms(1000, 5000)}[r.Intn(2)]
+	if r.Chance(0.5) { // one long outage: the controller marks the node dead, records reroute
+		o.OutageAtNs, o.OutageNs = ms(200, 2000), ms(3000, 10000)
+	}
+	if r.Chance(0.8) {
+		o.CrashGapNs = [2]int64{ms(50, 300), ms(300, 3000)}
+	}
+	if r.Chance(0.7) {
+		o.CutGapNs = [2]int64{ms(100, 500), ms(500, 3000)}
+	}
+	return o
+}
+
+func (o Options) String() string {
+	d, n := o.Disk, o.Net
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d]\n"+
+		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
+		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs,
+		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
+}

@@ -1,0 +1,352 @@
+package clustersim
+
+import (
+	"fmt"
+
+	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/internal/raftrand"
+	"github.com/narad/narad/invariants"
+	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/sched"
+	"github.com/narad/narad/sim/simnet"
+)
+
+type eventKind uint8
+
+const (
+	evOpDone eventKind = iota + 1
+	evTick
+	evMsg
+	evCrash // node < 0: the crash schedule picks one
+	evRestart
+	evClient
+	evCut
+	evOutage
+)
+
+type event struct {
+	kind   eventKind
+	node   int
+	epoch  uint64
+	client int
+	op     disk.Op
+	msg    simnet.Delivery[[]byte]
+}
+
+// member is one node process on its own disk; epoch ties events to one incarnation.
+type member struct {
+	id      uint64
+	d       *sim.Disk
+	n       *node.Node
+	epoch   uint64
+	up      bool
+	tickAt  int64
+	pending map[uint64]request
+}
+
+// Stats summarise a run.
+type Stats struct {
+	Produced, Acked, Refused, Ambiguous uint64
+	Delivered, Duplicates               uint64
+	Crashes, Failures, Leaders          uint64
+	Rerouted, Discarded                 uint64 // summed over node processes
+	CutChanges                          uint64
+	HealNs                              int64
+	FaultNs                             int64 // simulated time the fault phase ran
+	Net                                 simnet.Stats
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Trace     string
+	Violation error
+	Stats     Stats
+}
+
+type run struct {
+	o       Options
+	r       *rng.Rand
+	s       sched.Scheduler[event]
+	trace   *sched.Trace
+	net     *simnet.Net[[]byte]
+	members []*member
+	ids     []uint64
+	err     error
+	stats   Stats
+
+	epochs      uint64
+	leaders     map[uint64]uint64 // metastore term -> leader
+	ready       bool              // the topic exists, with owners over every member
+	healing     bool
+	outageUntil int64 // the long outage's end
+	instant     int64 // the simulated time of the last event, and how many events ran at it
+	atInstant   int
+	tokens      uint64
+	m           model
+	hist        *invariants.History
+	commits     commitTracker
+}
+
+const topic = "t"
+
+// Run executes the options' run (raft's jitter from the seed, see internal/raftrand).
+func Run(o Options) (res Result) {
+	r := rng.New(o.Seed)
+	raftrand.With(r.Fork(), func() { res = runWith(o, r) })
+	return res
+}
+
+func runWith(o Options, r *rng.Rand) Result {
+	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
+		leaders: map[uint64]uint64{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
+	for i := range o.Nodes {
+		u.ids = append(u.ids, uint64(i+1))
+		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk)})
+	}
+	for i := range u.members {
+		u.start(i)
+	}
+	for c := range o.Producers + o.Consumers {
+		u.s.At(u.think(), event{kind: evClient, client: c})
+	}
+	if o.CrashGapNs[1] > 0 {
+		u.s.At(u.after(o.CrashGapNs), event{kind: evCrash, node: -1})
+	}
+	if o.CutGapNs[1] > 0 {
+		u.s.At(u.after(o.CutGapNs), event{kind: evCut})
+	}
+	for step := 0; step < o.Steps && u.err == nil; step++ {
+		e, ok := u.s.Next()
+		if !ok {
+			break
+		}
+		u.step(e)
+	}
+	u.stats.FaultNs = u.s.Now()
+	if u.err == nil {
+		u.heal()
+	}
+	for _, mb := range u.members {
+		if mb.up {
+			u.countDispatch(mb)
+		}
+	}
+	u.stats.Net = u.net.Stats()
+	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
+}
+
+func (u *run) after(gap [2]int64) int64 { return u.s.Now() + sched.Between(u.r, gap[0], gap[1]) }
+
+func (u *run) think() int64 { return u.s.Now() + sched.Between(u.r, 0, u.o.ThinkMaxNs) }
+
+func (u *run) record(kind byte, vals ...uint64) { u.trace.Record(u.s.Now(), kind, vals...) }
+
+func (u *run) violate(err error) {
+	if u.err == nil {
+		u.err = fmt.Errorf("t=%dns: %w", u.s.Now(), err)
+	}
+}
+
+// sameInstantMax bounds the events handled without the simulated clock moving: past it
+// something loops at one instant (a livelock), which is a liveness violation.
+const sameInstantMax = 1_000_000
+
+// step handles e and watches that simulated time keeps moving.
+func (u *run) step(e event) {
+	if now := u.s.Now(); now != u.instant {
+		u.instant, u.atInstant = now, 0
+	}
+	if u.atInstant++; u.atInstant > sameInstantMax {
+		u.violate(fmt.Errorf("liveness: %d events at one instant (a livelock)", sameInstantMax))
+		return
+	}
+	u.handle(e)
+}
+
+func (u *run) handle(e event) {
+	switch e.kind {
+	case evOpDone:
+		mb := u.members[e.node]
+		if e.epoch == mb.epoch && mb.up {
+			res := disk.Apply(mb.d, e.op)
+			u.record('d', uint64(e.node), e.op.ID, uint64(len(res.Data)))
+			mb.n.DiskDone(u.s.Now(), res)
+			u.drain(e.node)
+		}
+	case evTick:
+		mb := u.members[e.node]
+		if e.epoch == mb.epoch && mb.up && u.s.Now() == mb.tickAt {
+			mb.tickAt = 0
+			mb.n.Tick(u.s.Now())
+			u.drain(e.node)
+		}
+	case evMsg:
+		u.deliver(e.msg)
+	case evCrash:
+		u.onCrashEvent(e)
+	case evRestart:
+		if !u.members[e.node].up {
+			u.start(e.node)
+		}
+	case evClient:
+		u.clientStep(e.client)
+	case evOutage:
+		if !u.healing {
+			i := u.r.Intn(len(u.members))
+			u.crashFor(i, u.o.OutageNs)
+			u.outageUntil = u.s.Now() + u.o.OutageNs
+			u.net.Heal() // and no cuts meanwhile: the others keep a working quorum
+		}
+	case evCut:
+		if !u.healing && u.s.Now() >= u.outageUntil {
+			u.changeCuts()
+		}
+		if !u.healing {
+			u.s.At(u.after(u.o.CutGapNs), event{kind: evCut})
+		}
+	}
+}
+
+// start boots node i's process on its disk.
+func (u *run) start(i int) {
+	mb := u.members[i]
+	u.epochs++
+	mb.epoch, mb.up, mb.tickAt, mb.pending = u.epochs, true, 0, map[uint64]request{}
+	mb.n = node.New(node.Config{NodeID: fmt.Sprintf("n%d", mb.id), Addr: fmt.Sprintf("n%d:7942", mb.id),
+		Meta:                meta.Config{ID: mb.id, Voters: u.ids, DeadAfterNs: u.o.DeadAfterNs},
+		Dispatch:            dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs},
+		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
+		AckFlushIntervalNs:  5_000_000}, u.r.Fork())
+	u.record('o', uint64(i), mb.epoch)
+	mb.n.Open(u.s.Now())
+	u.drain(i)
+}
+
+// crash kills node i's process and machine: ops in flight, messages it had not sent and
+// unanswered requests are lost; the disk applies its crash model. It restarts after
+// RestartNs.
+func (u *run) crash(i int) { u.crashFor(i, sched.Between(u.r, u.o.RestartNs[0], u.o.RestartNs[1])) }
+
+// crashFor crashes node i (if up) and restarts it downNs later.
+func (u *run) crashFor(i int, downNs int64) {
+	mb := u.members[i]
+	if !mb.up {
+		return
+	}
+	u.stats.Crashes++
+	u.record('c', uint64(i), mb.epoch)
+	u.countDispatch(mb)
+	mb.up = false
+	u.epochs++
+	mb.epoch = u.epochs
+	u.loseRequests(mb)
+	mb.d.Crash()
+	u.s.At(u.s.Now()+downNs, event{kind: evRestart, node: i})
+}
+
+func (u *run) onCrashEvent(e event) {
+	if e.node >= 0 {
+		if e.epoch == u.members[e.node].epoch {
+			u.crash(e.node)
+		}
+		return
+	}
+	if u.healing {
+		return
+	}
+	if u.s.Now() >= u.outageUntil { // no second node down during the outage: a quorum stays
+		u.crash(u.r.Intn(len(u.members)))
+	}
+	u.s.At(u.after(u.o.CrashGapNs), event{kind: evCrash, node: -1})
+}
+
+// drain carries out node i's Ready and checks the metastore leader of its term.
+func (u *run) drain(i int) {
+	mb := u.members[i]
+	rd := mb.n.Ready()
+	for _, op := range rd.Ops {
+		lat := sched.Latency(u.r, op, u.o.OpLatencyNs, u.o.SyncLatencyNs)
+		u.s.At(u.s.Now()+lat, event{kind: evOpDone, node: i, epoch: mb.epoch, op: op})
+	}
+	for _, out := range rd.Messages {
+		u.commitSent(mb, out.Body)
+		for _, d := range u.net.Send(u.s.Now(), mb.id, out.To, out.Body) {
+			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
+		}
+	}
+	for _, resp := range rd.Responses {
+		u.onResponse(mb, resp)
+	}
+	if rd.Failed != nil {
+		u.stats.Failures++
+		u.record('f', uint64(i))
+		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: mb.epoch})
+	}
+	u.checkLeader(mb)
+	if at, ok := mb.n.NextDeadline(); ok && at != mb.tickAt {
+		mb.tickAt = max(at, u.s.Now())
+		u.s.At(mb.tickAt, event{kind: evTick, node: i, epoch: mb.epoch})
+	}
+}
+
+func (u *run) deliver(d simnet.Delivery[[]byte]) {
+	i := int(d.To - 1)
+	if !u.net.Arrives(d) || i < 0 || i >= len(u.members) || !u.members[i].up {
+		return
+	}
+	u.record('m', d.From, d.To, uint64(len(d.Msg)))
+	u.commitAnswered(u.members[i], d.Msg)
+	u.members[i].n.Receive(u.s.Now(), d.From, d.Msg)
+	u.drain(i)
+}
+
+// checkLeader: at most one metastore leader per term (invariant 6).
+func (u *run) checkLeader(mb *member) {
+	if !mb.up {
+		return
+	}
+	leader, term := mb.n.MetastoreLeader()
+	if leader != mb.id {
+		return
+	}
+	switch l, ok := u.leaders[term]; {
+	case !ok:
+		u.leaders[term] = mb.id
+		u.stats.Leaders++
+	case l != mb.id:
+		u.violate(fmt.Errorf("invariant 6: two metastore leaders in term %d: nodes %d and %d", term, l, mb.id))
+	}
+}
+
+// changeCuts draws the next network shape: healed, a node isolated, a pair cut both
+// ways, or a one-way cut.
+func (u *run) changeCuts() {
+	u.stats.CutChanges++
+	u.net.Heal()
+	n := len(u.ids)
+	a, b := u.ids[u.r.Intn(n)], u.ids[u.r.Intn(n)]
+	switch u.r.Intn(4) {
+	case 1:
+		for _, id := range u.ids {
+			if id != a {
+				u.net.Partition(a, id)
+			}
+		}
+	case 2:
+		u.net.Partition(a, b)
+	case 3:
+		u.net.Cut(a, b)
+	}
+	u.record('x', a, b)
+}
+
+// countDispatch adds a node process's dispatcher counters to the run's (at its end).
+func (u *run) countDispatch(mb *member) {
+	d := mb.n.Stats().Dispatch
+	u.stats.Rerouted += d.Rerouted
+	u.stats.Discarded += d.Discarded
+}
