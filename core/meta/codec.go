@@ -229,3 +229,13 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 func validOwners(t Topic, owners []uint64) bool {
 	return len(owners) == int(t.Partitions) && !slices.Contains(owners, 0)
 }
+
+// EncodeCommand is cmd in the form a follower forwards to the leader (wire.ProposeRequest).
+func EncodeCommand(cmd Command) []byte { return encodeCommand(proposalEntry{Cmd: cmd}) }
+
+// DecodeCommand reads a forwarded command; it never panics, whatever b holds. The leader
+// validates it as any proposal (Propose).
+func DecodeCommand(b []byte) (Command, error) {
+	p, err := decodeCommand(b)
+	return p.Cmd, err
+}

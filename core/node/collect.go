@@ -53,9 +53,16 @@ func (n *Node) collectMeta(nowNs int64) bool {
 		n.onProposeDone(nowNs, d.Token, d.Topic, d.Err)
 	}
 	for _, b := range rd.Barriers {
-		if n.disp != nil {
+		switch {
+		case b.Token&barrierOfForward != 0:
+			n.onForwardBarrier(b.Token, b.Err)
+		case n.disp != nil:
 			n.disp.BarrierDone(nowNs, b.Token, b.Err)
 		}
+	}
+	if n.metaReady && n.meta.AppliedIndex() != n.seenApplied {
+		n.seenApplied = n.meta.AppliedIndex()
+		n.syncTopics()
 	}
 	if rd.Recovered != nil {
 		n.metaReady = true

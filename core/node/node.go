@@ -65,18 +65,22 @@ type Node struct {
 	parts    map[partKey]*partition
 	partKeys []partKey // sorted: the order of every pass over partitions
 
-	produces        map[uint64]*produceOp // client token -> produce in progress
-	walTokens       map[uint64]walAppend  // WAL token -> the record and its produce
-	nextWALTk       uint64
-	rr              map[string]uint32 // round-robin cursor per topic
-	consumes        map[uint64]*consumeOp
-	topicOps        map[uint64]uint64  // metastore token -> client token
-	readOps         map[uint64]readRef // plog read token -> consume waiting for it
-	nextTk          uint64
-	nextHeartbeatNs int64
-	commitTk        uint64                  // partition log commit tokens
-	remote          map[uint64]remoteCommit // request id -> a commit sent to a peer
-	remoteBase      uint64                  // this process's first request id
+	produces         map[uint64]*produceOp // client token -> produce in progress
+	walTokens        map[uint64]walAppend  // WAL token -> the record and its produce
+	nextWALTk        uint64
+	rr               map[string]uint32 // round-robin cursor per topic
+	consumes         map[uint64]*consumeOp
+	topicOps         map[uint64]uint64  // metastore token -> client token
+	readOps          map[uint64]readRef // plog read token -> consume waiting for it
+	nextTk           uint64
+	nextHeartbeatNs  int64
+	commitTk         uint64                  // partition log commit tokens
+	remote           map[uint64]remoteCommit // request id -> a commit sent to a peer
+	remoteBase       uint64                  // this process's first request id
+	forwards         map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
+	fwdBase, nextFwd uint64                  // forward ids: a random base per process
+	peerProposals    map[uint64]peerProposal // metastore token -> a follower's write
+	seenApplied      uint64                  // the metastore index topics were synced at
 
 	commitLatency Histogram
 }
@@ -90,6 +94,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{}, remote: map[uint64]remoteCommit{},
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
+		forwards: map[uint64]*forwardOp{}, peerProposals: map[uint64]peerProposal{},
 		commitLatency: newHistogram(),
 	}
 }
@@ -212,6 +217,7 @@ func (n *Node) Tick(nowNs int64) {
 		p.leases.Tick(nowNs)
 	}
 	n.expireConsumes(nowNs)
+	n.expireForwards(nowNs)
 	n.collect(nowNs)
 }
 
@@ -235,6 +241,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 		take(p.leases.NextDeadline())
 	}
 	take(n.consumeDeadline())
+	take(n.forwardDeadline())
 	return at, at != 0
 }
 

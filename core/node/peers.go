@@ -38,6 +38,10 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onCommitRequest(nowNs, from, m)
 	case wire.CommitResponse:
 		n.onCommitResponse(nowNs, from, m)
+	case wire.ProposeRequest:
+		n.onProposeRequest(nowNs, from, m)
+	case wire.ProposeResponse:
+		n.onProposeResponse(nowNs, from, m)
 	}
 	n.collect(nowNs)
 }

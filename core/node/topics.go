@@ -37,6 +37,10 @@ func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 		n.respond(Response{Token: token, Err: err})
 		return
 	}
+	if leader := n.meta.LeaderID(); leader != n.meta.ID() {
+		n.forward(nowNs, token, leader, cmd)
+		return
+	}
 	n.nextTk++
 	n.topicOps[n.nextTk] = token
 	n.meta.Propose(nowNs, n.nextTk, cmd)
@@ -44,6 +48,11 @@ func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 
 // onProposeDone answers the client and brings the partitions in line with the topic.
 func (n *Node) onProposeDone(nowNs int64, metaToken uint64, t meta.Topic, err error) {
+	if pp, ok := n.peerProposals[metaToken]; ok {
+		delete(n.peerProposals, metaToken)
+		n.answerPeerProposal(pp, err)
+		return
+	}
 	token, ok := n.topicOps[metaToken]
 	if !ok {
 		return
@@ -53,9 +62,18 @@ func (n *Node) onProposeDone(nowNs int64, metaToken uint64, t meta.Topic, err er
 		n.respond(Response{Token: token, Err: metaError(err)})
 		return
 	}
-	n.applyTopicSettings(t)
-	n.dropDeletedPartitions()
+	n.syncTopics()
 	n.respond(Response{Token: token, Topic: apiTopic(t)})
+}
+
+// syncTopics brings the open partitions in line with the replica's topics, whoever made
+// the change (this node, a peer through the leader): lease settings of patched topics,
+// and deleted incarnations dropped.
+func (n *Node) syncTopics() {
+	for _, t := range n.meta.Topics() {
+		n.applyTopicSettings(t)
+	}
+	n.dropDeletedPartitions()
 }
 
 // applyTopicSettings pushes a patched topic's lease settings to its open partitions.

@@ -24,6 +24,14 @@ func Decode(b []byte) (Message, error) {
 		m = r.commitRequest()
 	case KindCommitResponse:
 		m = CommitResponse{ID: r.u64(), Code: Code(r.u8()), BaseOffset: r.u64(), Count: r.u32()}
+	case KindProposeRequest:
+		pr := ProposeRequest{ID: r.u64()}
+		pr.Command = r.bytes(int(r.u16()))
+		m = pr
+	case KindProposeResponse:
+		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
+		pr.Reason = string(r.bytes(int(r.u16())))
+		m = pr
 	default:
 		return nil, ErrInvalid
 	}

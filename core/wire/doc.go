@@ -18,9 +18,13 @@
 //	                        topic | count u32 | count records:
 //	                        key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload
 //	kind 4  CommitResponse  id u64 | code u8 | base_offset u64 | count u32
+//	kind 5  ProposeRequest  id u64 | command_len u16 | command: a metastore write that
+//	                        a follower forwards to the leader (core/meta's encoding)
+//	kind 6  ProposeResponse id u64 | code u8 | reason_len u16 | reason
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic
 // name 1 to TopicBytesMax bytes, a key at most KeyBytesMax, a payload 1 to
-// PayloadBytesMax bytes.
+// PayloadBytesMax bytes, a forwarded command 1 to CommandBytesMax bytes and a refusal's
+// reason at most ReasonBytesMax bytes.
 package wire

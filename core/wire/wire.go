@@ -17,6 +17,8 @@ const (
 	KeyBytesMax      = 4096
 	PayloadBytesMax  = 1 << 20
 	AddrBytesMax     = 256
+	CommandBytesMax  = 4096 // a metastore command, as core/meta encodes it
+	ReasonBytesMax   = 1024 // the reason text of a refused proposal
 	noKey            = 0xFFFFFFFF
 )
 
@@ -29,9 +31,12 @@ const (
 	KindHeartbeat
 	KindCommitRequest
 	KindCommitResponse
+	KindProposeRequest
+	KindProposeResponse
 )
 
-// Message is one of Raft, Heartbeat, CommitRequest, CommitResponse.
+// Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
+// ProposeResponse.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte
@@ -83,10 +88,41 @@ type CommitResponse struct {
 	Count      uint32
 }
 
-func (Raft) Kind() Kind           { return KindRaft }
-func (Heartbeat) Kind() Kind      { return KindHeartbeat }
-func (CommitRequest) Kind() Kind  { return KindCommitRequest }
-func (CommitResponse) Kind() Kind { return KindCommitResponse }
+// ProposeRequest forwards a metastore write (a core/meta command, opaque here) from a
+// follower to the leader; ID is the follower's.
+type ProposeRequest struct {
+	ID      uint64
+	Command []byte
+}
+
+// ProposeCode is a forwarded proposal's outcome.
+type ProposeCode uint8
+
+// The outcomes of a forwarded proposal.
+const (
+	ProposeOK        ProposeCode = iota + 1 // committed and applied on the leader
+	ProposeNotLeader                        // the receiver is not the leader: nothing done
+	ProposeExists                           // the topic already exists
+	ProposeNotFound                         // the topic does not exist
+	ProposeInvalid                          // the command is invalid (Reason says why)
+	ProposeBusy                             // the leader is over its proposal bound
+	ProposeFailed                           // anything else; the outcome may be unknown
+	proposeCodeEnd
+)
+
+// ProposeResponse answers a ProposeRequest.
+type ProposeResponse struct {
+	ID     uint64
+	Code   ProposeCode
+	Reason string
+}
+
+func (Raft) Kind() Kind            { return KindRaft }
+func (Heartbeat) Kind() Kind       { return KindHeartbeat }
+func (CommitRequest) Kind() Kind   { return KindCommitRequest }
+func (CommitResponse) Kind() Kind  { return KindCommitResponse }
+func (ProposeRequest) Kind() Kind  { return KindProposeRequest }
+func (ProposeResponse) Kind() Kind { return KindProposeResponse }
 
 // Errors of Encode and Decode.
 var (
@@ -127,6 +163,14 @@ func validate(m Message) error {
 		if m.From == 0 || len(m.Addr) > AddrBytesMax {
 			return ErrInvalid
 		}
+	case ProposeRequest:
+		if len(m.Command) == 0 || len(m.Command) > CommandBytesMax {
+			return ErrInvalid
+		}
+	case ProposeResponse:
+		if m.Code == 0 || m.Code >= proposeCodeEnd || len(m.Reason) > ReasonBytesMax {
+			return ErrInvalid
+		}
 	}
 	return nil
 }
@@ -164,4 +208,17 @@ func (m CommitResponse) appendBody(b []byte) []byte {
 	b = append(b, byte(m.Code))
 	b = binary.LittleEndian.AppendUint64(b, m.BaseOffset)
 	return binary.LittleEndian.AppendUint32(b, m.Count)
+}
+
+func (m ProposeRequest) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.ID)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Command)))
+	return append(b, m.Command...)
+}
+
+func (m ProposeResponse) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.ID)
+	b = append(b, byte(m.Code))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Reason)))
+	return append(b, m.Reason...)
 }

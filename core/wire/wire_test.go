@@ -10,7 +10,12 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 3).Draw(t, "kind") {
+	switch rapid.IntRange(0, 5).Draw(t, "kind") {
+	case 4:
+		return ProposeRequest{ID: rapid.Uint64().Draw(t, "id"), Command: rapid.SliceOfN(rapid.Byte(), 1, 64).Draw(t, "cmd")}
+	case 5:
+		return ProposeResponse{ID: rapid.Uint64().Draw(t, "id"), Code: ProposeCode(rapid.IntRange(1, int(proposeCodeEnd)-1).Draw(t, "code")),
+			Reason: rapid.StringMatching(`[a-z ]{0,30}`).Draw(t, "reason")}
 	case 0:
 		return Raft{Data: rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "raft")}
 	case 1:
@@ -150,6 +155,8 @@ func FuzzDecode(f *testing.F) {
 		CommitRequest{ID: 9, Topic: "orders", Incarnation: 4, Partition: 2, Records: []Record{
 			{Payload: []byte("a")}, {HasKey: true, Key: []byte("k"), Payload: []byte("bc")}, {HasKey: true, Payload: []byte("d")}}},
 		CommitResponse{ID: 9, Code: CodeOK, BaseOffset: 100, Count: 3},
+		ProposeRequest{ID: 5, Command: []byte(`\x01{"kind":"create_topic","name":"t"}`)},
+		ProposeResponse{ID: 5, Code: ProposeInvalid, Reason: "partitions must be 1 to 256"},
 	} {
 		b, err := Encode(nil, m)
 		if err != nil {
