@@ -33,6 +33,10 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	b.notBefore = nowNs + d.cfg.FailureBackoffNs
 	b.since = 0 // the records waited already: the backoff alone decides the retry
 	if errors.Is(err, ErrIncarnation) {
+		if mutDiscardWithoutConfirm { // the owner's word alone: its replica may lag
+			d.discardBucket(b)
+			return
+		}
 		b.discard = true
 	}
 }

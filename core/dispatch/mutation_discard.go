@@ -2,8 +2,8 @@
 
 package dispatch
 
-// Mutation: discard a record as soon as its topic looks locally absent, without the
-// leader's confirmation.
+// Mutation: discard a record as soon as its topic looks absent, locally or to the owner
+// that refused its commit, without the leader's confirmation.
 const (
 	mutDiscardWithoutConfirm = true
 	mutCheckpointPastSkipped = false
