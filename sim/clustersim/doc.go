@@ -13,6 +13,11 @@
 // What it checks today:
 //   - invariant 3: every delivered message was produced, byte for byte, and a definitely
 //     refused produce is never delivered;
+//   - invariants 1 and 5 on the durable images (every 500 events, at each crash and at
+//     the end): every message answered 202 is in a CRC-valid partition log on some node
+//     or in some node's WAL at or above its durable checkpoint, byte for byte;
+//   - invariant 4: an offset a node delivered stays in its durable log with the same
+//     bytes, and never delivers another message;
 //   - invariant 6, leaders: at most one metastore leader per term, over the whole run;
 //   - the dispatcher's "nothing recommitted meanwhile": within one process, no message is
 //     sent in a remote commit while an earlier commit holding it is unanswered and not
@@ -22,8 +27,7 @@
 //   - linearizability of the clients' history (porcupine, package invariants);
 //   - liveness: simulated time keeps moving (a livelock at one instant is a violation).
 //
-// Not yet: invariants 1, 4 and 5 against the nodes' durable images (nodesim checks them
-// for one node), topic deletes under load (so discards), clock skew, and forwarding
-// consumes to partition owners (consumers here ask random nodes, and a node serves the
-// partitions it owns).
+// Not yet: topic deletes under load (so discards), clock skew, and forwarding consumes
+// to partition owners (consumers here ask random nodes, and a node serves the partitions
+// it owns).
 package clustersim

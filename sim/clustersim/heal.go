@@ -38,6 +38,7 @@ func (u *run) heal() {
 		return
 	}
 	u.stats.HealNs = u.s.Now() - start
+	u.checkImages()
 	u.checkLinearizable()
 }
 

@@ -54,6 +54,7 @@ type Stats struct {
 	Delivered, Duplicates               uint64
 	Crashes, Failures, Leaders          uint64
 	Rerouted, Discarded                 uint64 // summed over node processes
+	Checks                              uint64 // durable image checks
 	CutChanges                          uint64
 	HealNs                              int64
 	FaultNs                             int64 // simulated time the fault phase ran
@@ -125,6 +126,9 @@ func runWith(o Options, r *rng.Rand) Result {
 			break
 		}
 		u.step(e)
+		if step%checkEvery == 0 {
+			u.checkImages()
+		}
 	}
 	u.stats.FaultNs = u.s.Now()
 	if u.err == nil {
@@ -245,6 +249,7 @@ func (u *run) crashFor(i int, downNs int64) {
 	mb.epoch = u.epochs
 	u.loseRequests(mb)
 	mb.d.Crash()
+	u.checkImages()
 	u.s.At(u.s.Now()+downNs, event{kind: evRestart, node: i})
 }
 

@@ -1,0 +1,172 @@
+package clustersim
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/narad/narad/core/plog"
+	"github.com/narad/narad/invariants"
+)
+
+// checkEvery: the durable images are checked every this many events (and at each crash
+// and at the end).
+const checkEvery = 500
+
+// image is what one node's durable files say: the message ids its WAL holds at or above
+// its durable checkpoint (with their payloads), and every CRC-valid partition record by
+// partition directory and offset. Damaged frames are skipped, as recovery skips them.
+type image struct {
+	walIDs map[uint64][]byte
+	parts  map[string]map[uint64][]byte
+	ids    map[uint64]bool // ids in any partition record
+}
+
+func (u *run) readImage(mb *member) image {
+	files := mb.d.DurableFiles()
+	img := image{walIDs: map[uint64][]byte{}, parts: map[string]map[uint64][]byte{}, ids: map[uint64]bool{}}
+	w := invariants.ReadWALImage(files, "wal")
+	for seq, p := range w.Records { //narad:unordered (builds a map)
+		if w.HasCheckpoint && seq < w.Checkpoint {
+			continue
+		}
+		if id, ok := payloadID(p); ok {
+			img.walIDs[id] = p
+		}
+	}
+	for _, name := range sortedNames(files) {
+		rest, ok := strings.CutPrefix(name, "parts/")
+		dir, file, ok2 := strings.Cut(rest, "/")
+		if !ok || !ok2 || !strings.HasSuffix(file, ".log") {
+			continue
+		}
+		if img.parts[dir] == nil {
+			img.parts[dir] = map[uint64][]byte{}
+		}
+		img.decodeSegment(dir, files[name])
+	}
+	return img
+}
+
+func sortedNames(files map[string][]byte) []string {
+	names := make([]string, 0, len(files))
+	for name := range files { //narad:sorted
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (img *image) decodeSegment(dir string, b []byte) {
+	for p := 0; p < len(b); {
+		bt, n, err := plog.DecodeBatch(b[p:])
+		if err != nil {
+			p++ // resync on the next valid frame
+			continue
+		}
+		for i, e := range bt.Entries {
+			img.parts[dir][bt.BaseOffset+uint64(i)] = e.Payload
+			if id, ok := payloadID(e.Payload); ok {
+				img.ids[id] = true
+			}
+		}
+		p += n
+	}
+}
+
+// checkImages is invariant 1 (with 5: a record below a WAL's durable checkpoint must be
+// in a partition log) over the whole cluster: every message answered 202 is in a
+// verified durable copy on some node, in a partition log or in a WAL at or above its
+// checkpoint, byte for byte. And invariant 4: every offset delivered stays, with the same
+// bytes, in the durable log of the node that delivered it.
+func (u *run) checkImages() {
+	if u.err != nil {
+		return
+	}
+	u.stats.Checks++
+	imgs := make([]image, len(u.members))
+	for i, mb := range u.members {
+		imgs[i] = u.readImage(mb)
+	}
+	u.checkDurable(imgs)
+	u.checkVisibility(imgs)
+}
+
+func (u *run) checkDurable(imgs []image) {
+	for _, id := range sortedKeys(u.m.acked) {
+		if u.inPartitionLog(imgs, id) {
+			continue
+		}
+		found := false
+		for _, img := range imgs {
+			if p, ok := img.walIDs[id]; ok && bytes.Equal(p, u.m.produced[id]) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			u.violate(fmt.Errorf("invariant 1: message %d answered 202 is in no verified durable copy on any node (no partition log, no WAL at or above its checkpoint)", id))
+			return
+		}
+	}
+}
+
+func (u *run) inPartitionLog(imgs []image, id uint64) bool {
+	for _, img := range imgs {
+		if img.ids[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// checkVisibility: the run has one topic, so a partition's directory is the one whose
+// name ends in its index.
+func (u *run) checkVisibility(imgs []image) {
+	for _, at := range sortedAts(u.m.seen) {
+		offs := u.m.seen[at]
+		log := imgs[at.node].partition(at.partition)
+		for _, off := range sortedKeys(offs) {
+			got, ok := log[off]
+			if !ok {
+				u.violate(fmt.Errorf("invariant 4: offset %d of partition %d was delivered by node %d and is gone from its durable log", off, at.partition, at.node+1))
+				return
+			}
+			if !bytes.Equal(got, u.m.produced[offs[off]]) {
+				u.violate(fmt.Errorf("invariant 4: offset %d of partition %d on node %d holds other bytes than the message delivered there", off, at.partition, at.node+1))
+				return
+			}
+		}
+	}
+}
+
+func (img image) partition(index uint32) map[uint64][]byte {
+	suffix := fmt.Sprintf("-%d", index)
+	for _, dir := range slices.Sorted(maps.Keys(img.parts)) {
+		if strings.HasSuffix(dir, suffix) {
+			return img.parts[dir]
+		}
+	}
+	return nil
+}
+
+// partAt is a partition as one node serves it.
+type partAt struct {
+	node      int
+	partition uint32
+}
+
+func sortedAts(m map[partAt]map[uint64]uint64) []partAt {
+	out := slices.Collect(maps.Keys(m))
+	slices.SortFunc(out, func(a, b partAt) int {
+		if a.node != b.node {
+			return a.node - b.node
+		}
+		return int(a.partition) - int(b.partition)
+	})
+	return out
+}
+
+func sortedKeys[V any](m map[uint64]V) []uint64 { return slices.Sorted(maps.Keys(m)) }
