@@ -4,6 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/wire"
 )
 
 // Receipt handles are opaque to clients: base64url of topic incarnation u64, partition
@@ -42,10 +47,90 @@ func (n *Node) Ack(nowNs int64, token uint64, topic string, handles []string, mo
 		return
 	}
 	results := make([]error, len(handles))
+	remote := map[uint64][]int{} // owner -> indexes of its handles
 	for i, h := range handles {
-		results[i] = n.ackOne(nowNs, t.ID, h, mode)
+		owner, err := n.handleOwner(t, h)
+		switch {
+		case err != nil:
+			results[i] = err
+		case owner == n.meta.ID():
+			results[i] = n.ackOne(nowNs, t.ID, h, mode)
+		default:
+			remote[owner] = append(remote[owner], i)
+		}
 	}
-	n.respond(Response{Token: token, Results: results})
+	if len(remote) == 0 {
+		n.respond(Response{Token: token, Results: results})
+		return
+	}
+	n.routeAcks(nowNs, token, t.Name, handles, mode, results, remote)
+}
+
+// handleOwner is the member owning the partition a handle names.
+func (n *Node) handleOwner(t meta.Topic, h string) (uint64, error) {
+	k, _, _, err := decodeHandle(h)
+	if err != nil {
+		return 0, err
+	}
+	if k.topicID != t.ID || k.index >= t.Partitions {
+		return 0, ErrLeaseGone // another topic's handle
+	}
+	return n.ownerOf(t, k.index), nil
+}
+
+// routeAcks sends each owner its handles and answers once all answered: results in
+// order, or ErrNotReady when an owner did not (those acks may or may not be done).
+func (n *Node) routeAcks(nowNs int64, token uint64, topic string, handles []string, mode AckMode, results []error, remote map[uint64][]int) {
+	pending := len(remote)
+	var failed error
+	for _, owner := range slices.Sorted(maps.Keys(remote)) {
+		idx := remote[owner]
+		hs := make([]string, len(idx))
+		for j, i := range idx {
+			hs[j] = handles[i]
+		}
+		n.call(nowNs, owner, RouteTimeoutNs,
+			func(id uint64) wire.Message {
+				return wire.AckRequest{ID: id, Topic: topic, Mode: uint8(mode), Handles: hs}
+			},
+			func(_ int64, m wire.Message) {
+				if err := fillAckResults(m, idx, results); err != nil {
+					failed = err
+				}
+				if pending--; pending > 0 {
+					return
+				}
+				if failed != nil {
+					n.respond(Response{Token: token, Err: failed})
+					return
+				}
+				n.respond(Response{Token: token, Results: results})
+			})
+	}
+}
+
+func fillAckResults(m wire.Message, idx []int, results []error) error {
+	r, ok := m.(wire.AckResponse)
+	if !ok {
+		return fmt.Errorf("%w: the partition's owner did not answer the ack", ErrNotReady)
+	}
+	if r.Status != wire.StatusOK {
+		return statusError(r.Status, r.Reason)
+	}
+	if len(r.Results) != len(idx) {
+		return fmt.Errorf("%w: the partition's owner answered %d results for %d handles", ErrNotReady, len(r.Results), len(idx))
+	}
+	for j, i := range idx {
+		switch r.Results[j] {
+		case wire.AckOK:
+			results[i] = nil
+		case wire.AckBadHandle:
+			results[i] = ErrBadHandle
+		default:
+			results[i] = ErrLeaseGone
+		}
+	}
+	return nil
 }
 
 func (n *Node) ackOne(nowNs int64, topicID uint64, h string, mode AckMode) error {

@@ -23,6 +23,7 @@ func (n *Node) collect(nowNs int64) {
 			moved = n.collectPartition(nowNs, pk) || moved
 		}
 		moved = n.collectDispatch(nowNs) || moved
+		moved = n.runInternal(nowNs) || moved
 		if !moved {
 			return
 		}

@@ -36,30 +36,54 @@ type readRef struct {
 // Consume takes up to req.Max leases on the lowest available records (or replays one
 // offset without a lease) and answers with the records read back from the partition logs.
 // With nothing available it waits up to req.WaitNs for a commit, a nack or an expiry.
+//
+// A partition another member owns is served by its owner (route.go): a pinned consume is
+// routed there, and one for any partition goes to this node's partitions and to every
+// other live owner at once; the first owner to answer with records answers the client.
 func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, req.Topic)
-	switch {
-	case !ok:
-		return
-	case req.Partition >= int64(t.Partitions):
-		n.respond(Response{Token: token, Err: fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, req.Partition, t.Partitions)})
-		return
-	case req.Max < 1 || req.Max > ConsumeMax:
-		n.respond(Response{Token: token, Err: fmt.Errorf("%w: max must be 1 to %d", ErrInvalid, ConsumeMax)})
-		return
-	case req.HasOffset && req.Partition < 0:
-		n.respond(Response{Token: token, Err: fmt.Errorf("%w: offset needs a partition", ErrInvalid)})
+	if !ok {
 		return
 	}
+	if err := checkConsume(t, req); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	self := n.meta.ID()
+	switch {
+	case req.Partition >= 0 && n.ownerOf(t, uint32(req.Partition)) != self:
+		n.consumeAt(nowNs, token, n.ownerOf(t, uint32(req.Partition)), req)
+	case req.Partition < 0 && len(n.remoteOwners(t)) > 0:
+		n.consumeSpread(nowNs, token, t, req)
+	default:
+		n.consumeLocal(nowNs, token, t, req)
+	}
+}
+
+func checkConsume(t meta.Topic, req ConsumeRequest) error {
+	switch {
+	case req.Partition >= int64(t.Partitions):
+		return fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, req.Partition, t.Partitions)
+	case req.Max < 1 || req.Max > ConsumeMax:
+		return fmt.Errorf("%w: max must be 1 to %d", ErrInvalid, ConsumeMax)
+	case req.HasOffset && req.Partition < 0:
+		return fmt.Errorf("%w: offset needs a partition", ErrInvalid)
+	}
+	return nil
+}
+
+// consumeLocal serves a consume from this node's partitions.
+func (n *Node) consumeLocal(nowNs int64, token uint64, t meta.Topic, req ConsumeRequest) *consumeOp {
 	op := &consumeOp{token: token, req: req, topic: t, deadline: nowNs + min(req.WaitNs, ConsumeWaitMax)}
 	n.consumes[token] = op
 	n.tryConsume(nowNs, op)
+	return op
 }
 
 // candidates are the partitions of this node a consume may take from, starting at a
 // rotating cursor so that partitions share the consumers. A partition another member
-// owns is not served here (forwarding consumes to owners is the cluster's next step).
+// owns is not served here: its owner serves it (route.go).
 func (n *Node) candidates(op *consumeOp) []uint32 {
 	if op.req.Partition >= 0 {
 		if n.ownerOf(op.topic, uint32(op.req.Partition)) != n.meta.ID() {

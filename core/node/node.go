@@ -65,22 +65,27 @@ type Node struct {
 	parts    map[partKey]*partition
 	partKeys []partKey // sorted: the order of every pass over partitions
 
-	produces         map[uint64]*produceOp // client token -> produce in progress
-	walTokens        map[uint64]walAppend  // WAL token -> the record and its produce
-	nextWALTk        uint64
-	rr               map[string]uint32 // round-robin cursor per topic
-	consumes         map[uint64]*consumeOp
-	topicOps         map[uint64]uint64  // metastore token -> client token
-	readOps          map[uint64]readRef // plog read token -> consume waiting for it
-	nextTk           uint64
-	nextHeartbeatNs  int64
-	commitTk         uint64                  // partition log commit tokens
-	remote           map[uint64]remoteCommit // request id -> a commit sent to a peer
-	remoteBase       uint64                  // this process's first request id
-	forwards         map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
-	fwdBase, nextFwd uint64                  // forward ids: a random base per process
-	peerProposals    map[uint64]peerProposal // metastore token -> a follower's write
-	seenApplied      uint64                  // the metastore index topics were synced at
+	produces           map[uint64]*produceOp // client token -> produce in progress
+	walTokens          map[uint64]walAppend  // WAL token -> the record and its produce
+	nextWALTk          uint64
+	rr                 map[string]uint32 // round-robin cursor per topic
+	consumes           map[uint64]*consumeOp
+	topicOps           map[uint64]uint64  // metastore token -> client token
+	readOps            map[uint64]readRef // plog read token -> consume waiting for it
+	nextTk             uint64
+	nextHeartbeatNs    int64
+	commitTk           uint64                  // partition log commit tokens
+	remote             map[uint64]remoteCommit // request id -> a commit sent to a peer
+	remoteBase         uint64                  // this process's first request id
+	forwards           map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
+	fwdBase, nextFwd   uint64                  // forward ids: a random base per process
+	peerProposals      map[uint64]peerProposal // metastore token -> a follower's write
+	seenApplied        uint64                  // the metastore index topics were synced at
+	calls              map[uint64]*peerCall    // call id -> a request to a peer
+	callBase, nextCall uint64
+	internals          map[uint64]func(int64, Response) // internal token -> continuation
+	internalDone       []Response
+	nextInternal       uint64
 
 	commitLatency Histogram
 }
@@ -95,6 +100,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
 		forwards: map[uint64]*forwardOp{}, peerProposals: map[uint64]peerProposal{},
+		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},
 		commitLatency: newHistogram(),
 	}
 }
@@ -218,6 +224,7 @@ func (n *Node) Tick(nowNs int64) {
 	}
 	n.expireConsumes(nowNs)
 	n.expireForwards(nowNs)
+	n.expireCalls(nowNs)
 	n.collect(nowNs)
 }
 
@@ -242,6 +249,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 	}
 	take(n.consumeDeadline())
 	take(n.forwardDeadline())
+	take(n.callDeadline())
 	return at, at != 0
 }
 

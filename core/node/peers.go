@@ -38,6 +38,14 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onCommitRequest(nowNs, from, m)
 	case wire.CommitResponse:
 		n.onCommitResponse(nowNs, from, m)
+	case wire.ConsumeRequest:
+		n.onConsumeRequest(nowNs, from, m)
+	case wire.ConsumeResponse:
+		n.answered(nowNs, from, m.ID, m)
+	case wire.AckRequest:
+		n.onAckRequest(nowNs, from, m)
+	case wire.AckResponse:
+		n.answered(nowNs, from, m.ID, m)
 	case wire.ProposeRequest:
 		n.onProposeRequest(nowNs, from, m)
 	case wire.ProposeResponse:

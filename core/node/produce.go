@@ -144,5 +144,3 @@ func walError(err error) error {
 	}
 	return fmt.Errorf("%w: %v", ErrWALFailed, err)
 }
-
-func (n *Node) respond(r Response) { n.out.Responses = append(n.out.Responses, r) }

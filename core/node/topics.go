@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -158,8 +159,9 @@ func apiTopic(t meta.Topic) Topic {
 		CreatedAtMs: t.CreatedAtMs}
 }
 
-// GetTopic answers a topic with its partitions' stats (opening partitions as needed:
-// those still recovering show zeros).
+// GetTopic answers a topic with its partitions' stats (opening this node's partitions as
+// needed: those still recovering show zeros). A partition another member owns shows its
+// owner's member id and zeros: its stats live on the owner (not fetched yet).
 func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, name)
@@ -168,8 +170,11 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	}
 	stats := make([]PartitionStats, t.Partitions)
 	for i := range stats {
+		stats[i] = PartitionStats{Index: uint32(i), OwnerNode: n.ownerName(t, uint32(i))}
+		if n.ownerOf(t, uint32(i)) != n.meta.ID() {
+			continue
+		}
 		p := n.partitionFor(nowNs, t, uint32(i))
-		stats[i] = PartitionStats{Index: uint32(i), OwnerNode: n.cfg.NodeID}
 		if p.ready() {
 			hw := p.log.HighWatermark()
 			stats[i].HighWatermark, stats[i].NextOffset = hw, hw
@@ -178,6 +183,15 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 		}
 	}
 	n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
+}
+
+// ownerName names a partition's owner: this node's name on a single node (partitions
+// without owners), the owner's member id in a cluster.
+func (n *Node) ownerName(t meta.Topic, index uint32) string {
+	if len(n.meta.Owners(t.ID)) == 0 {
+		return n.cfg.NodeID
+	}
+	return strconv.FormatUint(n.ownerOf(t, index), 10)
 }
 
 // ListTopics answers up to limit topics whose names sort after after.

@@ -28,6 +28,14 @@ func Decode(b []byte) (Message, error) {
 		pr := ProposeRequest{ID: r.u64()}
 		pr.Command = r.bytes(int(r.u16()))
 		m = pr
+	case KindConsumeRequest:
+		m = r.consumeRequest()
+	case KindConsumeResponse:
+		m = r.consumeResponse()
+	case KindAckRequest:
+		m = r.ackRequest()
+	case KindAckResponse:
+		m = r.ackResponse()
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))

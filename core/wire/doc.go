@@ -21,10 +21,22 @@
 //	kind 5  ProposeRequest  id u64 | command_len u16 | command: a metastore write that
 //	                        a follower forwards to the leader (core/meta's encoding)
 //	kind 6  ProposeResponse id u64 | code u8 | reason_len u16 | reason
+//	kind 7  ConsumeRequest  id u64 | topic_len u16 | topic | partition i64 (-1: any the
+//	                        receiver owns) | max u16 | wait_ns i64 | has_offset u8 | offset u64
+//	kind 8  ConsumeResponse id u64 | status u8 | reason_len u16 | reason | count u16 |
+//	                        count messages: partition u32 | offset u64 | timestamp_ms i64 |
+//	                        key_len u32 (0xFFFFFFFF: no key) | key | payload_len u32 |
+//	                        payload | handle_len u16 | handle
+//	kind 9  AckRequest      id u64 | topic_len u16 | topic | mode u8 | count u16 | count
+//	                        handles: handle_len u16 | handle
+//	kind 10 AckResponse     id u64 | status u8 | reason_len u16 | reason | count u16 |
+//	                        count results u8
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic
 // name 1 to TopicBytesMax bytes, a key at most KeyBytesMax, a payload 1 to
 // PayloadBytesMax bytes, a forwarded command 1 to CommandBytesMax bytes and a refusal's
-// reason at most ReasonBytesMax bytes.
+// reason at most ReasonBytesMax bytes; a routed consume or ack carries 1 to
+// ConsumeMessagesMax messages or handles, a handle at most HandleBytesMax bytes, and the
+// messages of one ConsumeResponse at most ConsumeBytesMax bytes (one message always fits).
 package wire

@@ -33,10 +33,14 @@ const (
 	KindCommitResponse
 	KindProposeRequest
 	KindProposeResponse
+	KindConsumeRequest
+	KindConsumeResponse
+	KindAckRequest
+	KindAckResponse
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
-// ProposeResponse.
+// ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte
@@ -169,6 +173,10 @@ func validate(m Message) error {
 		}
 	case ProposeResponse:
 		if m.Code == 0 || m.Code >= proposeCodeEnd || len(m.Reason) > ReasonBytesMax {
+			return ErrInvalid
+		}
+	case interface{ valid() bool }:
+		if !m.valid() {
 			return ErrInvalid
 		}
 	}

@@ -10,7 +10,9 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 5).Draw(t, "kind") {
+	switch rapid.IntRange(0, 9).Draw(t, "kind") {
+	case 6, 7, 8, 9:
+		return genRouted(t)
 	case 4:
 		return ProposeRequest{ID: rapid.Uint64().Draw(t, "id"), Command: rapid.SliceOfN(rapid.Byte(), 1, 64).Draw(t, "cmd")}
 	case 5:
@@ -51,6 +53,23 @@ func normalize(m Message) Message {
 	}
 	if r, ok := m.(Raft); ok {
 		return Raft{Data: append([]byte{}, r.Data...)}
+	}
+	return normalizeRouted(m)
+}
+
+func normalizeRouted(m Message) Message {
+	switch r := m.(type) {
+	case ConsumeResponse:
+		msgs := []Delivered{}
+		for _, d := range r.Messages {
+			d.Key, d.Payload = append([]byte{}, d.Key...), append([]byte{}, d.Payload...)
+			msgs = append(msgs, d)
+		}
+		r.Messages = msgs
+		return r
+	case AckResponse:
+		r.Results = append([]uint8{}, r.Results...)
+		return r
 	}
 	return m
 }
@@ -101,6 +120,18 @@ func TestBounds(t *testing.T) {
 		CommitRequest{ID: 1, Topic: "t", Records: []Record{{Key: []byte("k"), Payload: []byte("x")}}}, // key without HasKey
 		CommitResponse{ID: 1},
 		CommitResponse{ID: 1, Code: codeEnd},
+		ConsumeRequest{ID: 1, Topic: "t", Partition: -1, Max: 0},
+		ConsumeRequest{ID: 1, Topic: "t", Partition: -1, Max: ConsumeMessagesMax + 1},
+		ConsumeRequest{ID: 1, Topic: "t", Partition: -1, Max: 1, HasOffset: true},
+		ConsumeRequest{ID: 1, Topic: "t", Partition: -2, Max: 1},
+		ConsumeRequest{ID: 1, Topic: "t", Partition: 0, Max: 1, WaitNs: -1},
+		ConsumeResponse{ID: 1},
+		ConsumeResponse{ID: 1, Status: StatusOK, Messages: make([]Delivered, ConsumeMessagesMax+1)},
+		ConsumeResponse{ID: 1, Status: StatusOK, Messages: []Delivered{{Handle: string(make([]byte, HandleBytesMax+1))}}},
+		AckRequest{ID: 1, Topic: "t"},
+		AckRequest{ID: 1, Topic: "t", Mode: 3, Handles: []string{"h"}},
+		AckRequest{ID: 1, Topic: "t", Handles: make([]string, ConsumeMessagesMax+1)},
+		AckResponse{ID: 1, Status: StatusOK, Results: []uint8{AckBadHandle + 1}},
 	}
 	for _, m := range bad {
 		if _, err := Encode(nil, m); !errors.Is(err, ErrInvalid) {
@@ -119,8 +150,8 @@ func TestBounds(t *testing.T) {
 	}
 	b, _ := Encode(nil, ok)
 	for _, mutate := range []func([]byte){
-		func(b []byte) { b[0] = 2 }, // unknown version
-		func(b []byte) { b[1] = 9 }, // unknown kind
+		func(b []byte) { b[0] = 2 },   // unknown version
+		func(b []byte) { b[1] = 200 }, // unknown kind
 	} {
 		c := append([]byte{}, b...)
 		mutate(c)
@@ -157,6 +188,13 @@ func FuzzDecode(f *testing.F) {
 		CommitResponse{ID: 9, Code: CodeOK, BaseOffset: 100, Count: 3},
 		ProposeRequest{ID: 5, Command: []byte(`\x01{"kind":"create_topic","name":"t"}`)},
 		ProposeResponse{ID: 5, Code: ProposeInvalid, Reason: "partitions must be 1 to 256"},
+		ConsumeRequest{ID: 7, Topic: "orders", Partition: -1, Max: 10, WaitNs: 1e9},
+		ConsumeRequest{ID: 8, Topic: "orders", Partition: 2, Max: 1, HasOffset: true, Offset: 41},
+		ConsumeResponse{ID: 7, Status: StatusOK, Messages: []Delivered{
+			{Partition: 1, Offset: 3, TimestampMs: 1700000000000, HasKey: true, Key: []byte("k"), Payload: []byte("v"), Handle: "AAAA"},
+			{Partition: 2, Offset: 4, Payload: []byte("w")}}},
+		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
+		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
 	} {
 		b, err := Encode(nil, m)
 		if err != nil {
@@ -167,4 +205,35 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkCanonical(t, b)
 	})
+}
+
+func genRouted(t *rapid.T) Message {
+	id := rapid.Uint64().Draw(t, "id")
+	topic := rapid.StringMatching(`[a-z.]{1,20}`).Draw(t, "topic")
+	status := Status(rapid.IntRange(1, int(statusEnd)-1).Draw(t, "status"))
+	switch rapid.IntRange(0, 3).Draw(t, "routed") {
+	case 0:
+		m := ConsumeRequest{ID: id, Topic: topic, Partition: rapid.Int64Range(-1, 1<<32-1).Draw(t, "part"),
+			Max: uint16(rapid.IntRange(1, ConsumeMessagesMax).Draw(t, "max")), WaitNs: rapid.Int64Min(0).Draw(t, "wait")}
+		if m.Partition >= 0 && rapid.Bool().Draw(t, "replay") {
+			m.HasOffset, m.Offset = true, rapid.Uint64().Draw(t, "offset")
+		}
+		return m
+	case 1:
+		m := ConsumeResponse{ID: id, Status: status, Reason: rapid.StringMatching(`[a-z ]{0,20}`).Draw(t, "reason")}
+		for range rapid.IntRange(0, 4).Draw(t, "n") {
+			d := Delivered{Partition: rapid.Uint32().Draw(t, "p"), Offset: rapid.Uint64().Draw(t, "o"), TimestampMs: rapid.Int64().Draw(t, "ts"),
+				Payload: rapid.SliceOfN(rapid.Byte(), 0, 30).Draw(t, "payload"), Handle: rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`).Draw(t, "h")}
+			if rapid.Bool().Draw(t, "hasKey") {
+				d.HasKey, d.Key = true, rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "key")
+			}
+			m.Messages = append(m.Messages, d)
+		}
+		return m
+	case 2:
+		return AckRequest{ID: id, Topic: topic, Mode: uint8(rapid.IntRange(0, 2).Draw(t, "mode")),
+			Handles: rapid.SliceOfN(rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`), 1, 5).Draw(t, "handles")}
+	default:
+		return AckResponse{ID: id, Status: status, Results: rapid.SliceOfN(rapid.Uint8Range(0, AckBadHandle), 0, 5).Draw(t, "results")}
+	}
 }

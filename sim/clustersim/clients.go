@@ -38,12 +38,12 @@ type model struct {
 	acked     map[uint64]bool
 	refused   map[uint64]bool
 	delivered map[uint64]int
-	seen      map[partAt]map[uint64]uint64 // offset -> id delivered there
+	seen      map[uint32]map[uint64]uint64 // partition -> offset -> id delivered there
 	missing   int                          // acked and never delivered
 }
 
 func newModel() model {
-	return model{produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{}, delivered: map[uint64]int{}, seen: map[partAt]map[uint64]uint64{}}
+	return model{produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{}, delivered: map[uint64]int{}, seen: map[uint32]map[uint64]uint64{}}
 }
 
 func (u *run) isProducer(c int) bool { return c < u.o.Producers }
@@ -214,7 +214,7 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 			u.violate(fmt.Errorf("node %d delivered message %d whose produce was definitely refused", mb.id, id))
 			return
 		}
-		if !u.m.deliveredAt(partAt{node: int(mb.id - 1), partition: msg.Partition}, msg.Offset, id) {
+		if !u.m.deliveredAt(msg.Partition, msg.Offset, id) {
 			u.violate(fmt.Errorf("invariant 4: node %d delivered message %d at offset %d of partition %d, which delivered another message before", mb.id, id, msg.Offset, msg.Partition))
 			return
 		}
@@ -270,11 +270,11 @@ func (u *run) loseRequests(mb *member) {
 
 // deliveredAt notes that offset of a partition delivered id; false if it delivered
 // another message before.
-func (m *model) deliveredAt(at partAt, offset, id uint64) bool {
-	offs := m.seen[at]
+func (m *model) deliveredAt(part uint32, offset, id uint64) bool {
+	offs := m.seen[part]
 	if offs == nil {
 		offs = map[uint64]uint64{}
-		m.seen[at] = offs
+		m.seen[part] = offs
 	}
 	if prev, ok := offs[offset]; ok && prev != id {
 		return false

@@ -1,0 +1,139 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/wire"
+)
+
+// RouteTimeoutNs is how long a routed consume (past its wait) or ack waits for the owner.
+const RouteTimeoutNs = 5_000_000_000
+
+// remoteOwners lists the other live members owning partitions of t, ascending.
+func (n *Node) remoteOwners(t meta.Topic) []uint64 {
+	set := map[uint64]bool{}
+	for _, o := range n.meta.Owners(t.ID) {
+		if o != n.meta.ID() && !n.meta.MemberDead(o) {
+			set[o] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func wireConsume(id uint64, req ConsumeRequest) wire.ConsumeRequest {
+	return wire.ConsumeRequest{ID: id, Topic: req.Topic, Partition: req.Partition, Max: uint16(req.Max),
+		WaitNs: max(req.WaitNs, 0), HasOffset: req.HasOffset, Offset: req.Offset}
+}
+
+// consumeAt routes a consume of one partition to its owner.
+func (n *Node) consumeAt(nowNs int64, token, owner uint64, req ConsumeRequest) {
+	n.call(nowNs, owner, req.WaitNs+RouteTimeoutNs,
+		func(id uint64) wire.Message { return wireConsume(id, req) },
+		func(_ int64, m wire.Message) {
+			msgs, err := consumeAnswer(req.Topic, m)
+			n.respond(Response{Token: token, Messages: msgs, Err: err})
+		})
+}
+
+// consumeGroup is a consume of any partition, asked of this node and the other owners.
+type consumeGroup struct {
+	token    uint64 // the client's
+	topic    meta.Topic
+	pending  int
+	done     bool
+	localTok uint64
+	err      error // this node's error, answered when nobody has records
+}
+
+// consumeSpread serves a consume of any partition from whichever owner has records
+// first: this node's partitions, and a routed consume to every other live owner. Records
+// that arrive after the answer was given are released at once (deliverable again).
+func (n *Node) consumeSpread(nowNs int64, token uint64, t meta.Topic, req ConsumeRequest) {
+	g := &consumeGroup{token: token, topic: t, pending: 1}
+	self := n.meta.ID()
+	g.localTok = n.internal(func(now int64, r Response) { n.groupAnswer(now, g, self, r.Messages, r.Err) })
+	if op := n.consumeLocal(nowNs, g.localTok, t, req); len(op.receipts) > 0 {
+		return // records here already: nobody else is asked
+	}
+	for _, owner := range n.remoteOwners(t) {
+		g.pending++
+		n.call(nowNs, owner, req.WaitNs+RouteTimeoutNs,
+			func(id uint64) wire.Message { return wireConsume(id, req) },
+			func(now int64, m wire.Message) {
+				msgs, _ := consumeAnswer(t.Name, m) // an owner that fails is as one with nothing
+				n.groupAnswer(now, g, owner, msgs, nil)
+			})
+	}
+}
+
+// groupAnswer takes one owner's answer to a spread consume.
+func (n *Node) groupAnswer(nowNs int64, g *consumeGroup, from uint64, msgs []Message, err error) {
+	g.pending--
+	if g.done {
+		n.release(nowNs, from, g.topic, msgs)
+		return
+	}
+	if err != nil {
+		g.err = err
+	}
+	if len(msgs) > 0 || g.pending == 0 {
+		g.done = true
+		r := Response{Token: g.token, Messages: msgs}
+		if len(msgs) == 0 {
+			r.Err = g.err
+		}
+		n.respond(r)
+		n.dropParked(g.localTok)
+	}
+}
+
+// dropParked forgets this node's part of a spread consume if it still waits for records
+// (one reading records it leased answers, and groupAnswer releases them).
+func (n *Node) dropParked(tok uint64) {
+	if op := n.consumes[tok]; op != nil && op.parked {
+		delete(n.consumes, tok)
+		delete(n.internals, tok)
+	}
+}
+
+// release makes records leased for an answer already given deliverable again.
+func (n *Node) release(nowNs int64, owner uint64, t meta.Topic, msgs []Message) {
+	var handles []string
+	for _, m := range msgs {
+		handles = append(handles, m.ReceiptHandle)
+	}
+	if len(handles) == 0 {
+		return
+	}
+	if owner == n.meta.ID() {
+		for _, h := range handles {
+			_ = n.ackOne(nowNs, t.ID, h, AckRelease) // a lease already gone needs nothing
+		}
+		return
+	}
+	n.call(nowNs, owner, RouteTimeoutNs,
+		func(id uint64) wire.Message {
+			return wire.AckRequest{ID: id, Topic: t.Name, Mode: uint8(AckRelease), Handles: handles}
+		},
+		func(int64, wire.Message) {}) // its leases expire anyway if this is lost
+}
+
+// consumeAnswer reads an owner's ConsumeResponse (nil: no answer in time).
+func consumeAnswer(topic string, m wire.Message) ([]Message, error) {
+	r, ok := m.(wire.ConsumeResponse)
+	if !ok {
+		return nil, fmt.Errorf("%w: the partition's owner did not answer", ErrNotReady)
+	}
+	if r.Status != wire.StatusOK {
+		return nil, statusError(r.Status, r.Reason)
+	}
+	msgs := make([]Message, len(r.Messages))
+	for i, d := range r.Messages {
+		msgs[i] = Message{Topic: topic, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
+			Payload: d.Payload, TimestampMs: d.TimestampMs, ReceiptHandle: d.Handle}
+	}
+	return msgs, nil
+}

@@ -1,0 +1,124 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/narad/narad/core/wire"
+)
+
+// The owner's side of routed consumes and acks, and the status codes between the two.
+
+// onConsumeRequest serves a peer's routed consume from this node's partitions.
+func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest) {
+	req := ConsumeRequest{Topic: m.Topic, Partition: m.Partition, Max: int(m.Max), WaitNs: m.WaitNs,
+		HasOffset: m.HasOffset, Offset: m.Offset}
+	refuse := func(err error) {
+		st, reason := errorStatus(err)
+		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: st, Reason: reason})
+	}
+	if err := n.IsReady(); err != nil {
+		refuse(err)
+		return
+	}
+	t, ok := n.meta.Topic(m.Topic)
+	if !ok {
+		refuse(ErrTopicNotFound)
+		return
+	}
+	if err := checkConsume(t, req); err != nil {
+		refuse(err)
+		return
+	}
+	if req.Partition >= 0 && n.ownerOf(t, uint32(req.Partition)) != n.meta.ID() {
+		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusNotOwner})
+		return
+	}
+	tok := n.internal(func(now int64, r Response) {
+		if r.Err != nil {
+			refuse(r.Err)
+			return
+		}
+		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusOK, Messages: n.fitMessages(now, t.ID, r.Messages)})
+	})
+	n.consumeLocal(nowNs, tok, t, req)
+}
+
+// fitMessages keeps the messages that fit one ConsumeResponse (always the first) and
+// releases the leases of the rest.
+func (n *Node) fitMessages(nowNs int64, topicID uint64, msgs []Message) []wire.Delivered {
+	out := make([]wire.Delivered, 0, len(msgs))
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Key) + len(m.Payload)
+		if len(out) > 0 && size > wire.ConsumeBytesMax {
+			if m.ReceiptHandle != "" {
+				_ = n.ackOne(nowNs, topicID, m.ReceiptHandle, AckRelease)
+			}
+			continue
+		}
+		out = append(out, wire.Delivered{Partition: m.Partition, Offset: m.Offset, TimestampMs: m.TimestampMs,
+			HasKey: m.HasKey, Key: m.Key, Payload: m.Payload, Handle: m.ReceiptHandle})
+	}
+	return out
+}
+
+// onAckRequest settles, extends or releases leases of this node's partitions for a peer.
+func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
+	resp := wire.AckResponse{ID: m.ID, Status: wire.StatusOK}
+	t, ok := n.meta.Topic(m.Topic)
+	switch err := n.IsReady(); {
+	case err != nil:
+		resp.Status, resp.Reason = errorStatus(err)
+	case !ok:
+		resp.Status = wire.StatusNotFound
+	default:
+		for _, h := range m.Handles {
+			err := n.ackOne(nowNs, t.ID, h, AckMode(m.Mode))
+			switch {
+			case err == nil:
+				resp.Results = append(resp.Results, wire.AckOK)
+			case errors.Is(err, ErrBadHandle):
+				resp.Results = append(resp.Results, wire.AckBadHandle)
+			default:
+				resp.Results = append(resp.Results, wire.AckGone)
+			}
+		}
+	}
+	n.send(from, resp)
+}
+
+// errorStatus is the status an owner answers for err.
+func errorStatus(err error) (wire.Status, string) {
+	reason := truncate(err.Error(), wire.ReasonBytesMax)
+	switch {
+	case errors.Is(err, ErrTopicNotFound):
+		return wire.StatusNotFound, ""
+	case errors.Is(err, ErrNotReady), errors.Is(err, ErrShuttingDown):
+		return wire.StatusNotReady, reason
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrPartitionRange):
+		return wire.StatusInvalid, reason
+	case errors.Is(err, ErrOffsetRemoved):
+		return wire.StatusRemoved, ""
+	case errors.Is(err, ErrCorrupt):
+		return wire.StatusCorrupt, ""
+	}
+	return wire.StatusFailed, reason
+}
+
+// statusError is the error a routed request's status gives the client.
+func statusError(st wire.Status, reason string) error {
+	switch st {
+	case wire.StatusNotFound:
+		return ErrTopicNotFound
+	case wire.StatusInvalid:
+		return fmt.Errorf("%w: %s", ErrInvalid, reason)
+	case wire.StatusRemoved:
+		return ErrOffsetRemoved
+	case wire.StatusCorrupt:
+		return ErrCorrupt
+	case wire.StatusNotOwner:
+		return fmt.Errorf("%w: the partition's owner changed", ErrNotReady)
+	}
+	return fmt.Errorf("%w: the partition's owner: %s", ErrNotReady, reason)
+}
