@@ -32,7 +32,15 @@
 // the partition logs and answers with receipt handles; with nothing available it parks
 // until a commit, a nack or an expiry, or its wait ends. Ack settles, extends or releases
 // a lease by its handle. Topic requests go through the metastore (raft) and are answered
-// once applied locally.
+// once applied locally; on a follower they are forwarded to the leader first
+// (forward.go).
+//
+// In a cluster each partition is served by its owner only. A consume or ack reaching
+// another node is routed (route.go, routeserve.go): a pinned consume to the partition's
+// owner; a consume of any partition to this node's partitions and every other live owner
+// at once, answered by the first with records (records leased for an answer already
+// given are released at once); an ack to the owners its handles name. Peer requests are
+// calls with ids and deadlines (calls.go).
 //
 // Partitions are opened lazily, on their first commit, consume or stats request; work
 // that arrives while one recovers waits for it.

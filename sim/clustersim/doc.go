@@ -27,7 +27,7 @@
 //   - linearizability of the clients' history (porcupine, package invariants);
 //   - liveness: simulated time keeps moving (a livelock at one instant is a violation).
 //
-// Not yet: topic deletes under load (so discards), clock skew, and forwarding consumes
-// to partition owners (consumers here ask random nodes, and a node serves the partitions
-// it owns).
+// Consumers ask random nodes: consumes and acks are routed to the partitions' owners.
+//
+// Not yet: topic deletes under load (so discards) and clock skew.
 package clustersim
