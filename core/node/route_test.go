@@ -34,7 +34,7 @@ func routedCluster(t *testing.T) (c *cluster, ownerOf map[int64]int) {
 	for i := range c.nodes {
 		r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") })
 		for _, ps := range r.Stats {
-			if ps.OwnerNode == fmt.Sprint(i+1) {
+			if ps.OwnerNode == fmt.Sprintf("n%d", i+1) { // a node names itself
 				ownerOf[int64(ps.Index)] = i
 			}
 		}

@@ -185,13 +185,13 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
 }
 
-// ownerName names a partition's owner: this node's name on a single node (partitions
-// without owners), the owner's member id in a cluster.
+// ownerName names a partition's owner: this node's name (NodeID) when it owns it, the
+// owner's member id otherwise.
 func (n *Node) ownerName(t meta.Topic, index uint32) string {
-	if len(n.meta.Owners(t.ID)) == 0 {
-		return n.cfg.NodeID
+	if o := n.ownerOf(t, index); o != n.meta.ID() || n.cfg.NodeID == "" {
+		return strconv.FormatUint(o, 10)
 	}
-	return strconv.FormatUint(n.ownerOf(t, index), 10)
+	return n.cfg.NodeID
 }
 
 // ListTopics answers up to limit topics whose names sort after after.
