@@ -280,6 +280,7 @@ func contains(ns []int, n int) bool {
 // child is `narad serve` in a child process.
 type child struct {
 	t      *testing.T
+	name   string // prefixes its log lines
 	cmd    *exec.Cmd
 	base   string
 	client *http.Client
@@ -291,7 +292,16 @@ type child struct {
 // answers /readyz 200.
 func startChild(t *testing.T, bin, dir string) *child {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "-data", dir, "-addr", "127.0.0.1:0", "-log-level", "info")
+	c := spawnChild(t, bin, "narad", "-data", dir, "-addr", "127.0.0.1:0", "-log-level", "info")
+	c.waitReady()
+	return c
+}
+
+// spawnChild starts `narad serve args…` and waits until it listens. Its log lines go to
+// the test log, prefixed with name.
+func spawnChild(t *testing.T, bin, name string, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "NARAD_PRODUCE_INFLIGHT_MAX=0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -300,7 +310,7 @@ func startChild(t *testing.T, bin, dir string) *child {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	c := &child{t: t, cmd: cmd, logged: make(chan struct{}),
+	c := &child{t: t, name: name, cmd: cmd, logged: make(chan struct{}),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: crashProducers}}}
 	t.Cleanup(c.kill)
 	addr := make(chan string, 1)
@@ -309,7 +319,7 @@ func startChild(t *testing.T, bin, dir string) *child {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
-			t.Log("narad: " + line)
+			t.Log(name + ": " + line)
 			if _, rest, ok := strings.Cut(line, " msg=listening addr="); ok {
 				a, _, _ := strings.Cut(rest, " ")
 				addr <- a
@@ -321,20 +331,21 @@ func startChild(t *testing.T, bin, dir string) *child {
 		c.base = "http://" + a
 	case <-c.logged:
 		c.kill()
-		t.Fatalf("narad exited before listening")
+		t.Fatalf("%s exited before listening", name)
 	case <-time.After(startBound):
 		c.kill()
-		t.Fatalf("narad did not listen within %v", startBound)
+		t.Fatalf("%s did not listen within %v", name, startBound)
 	}
-	eventually(t, startBound, "/readyz answers 200", func() bool {
-		resp, err := c.client.Get(c.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
 	return c
+}
+
+// waitReady waits until the child answers /readyz 200.
+func (c *child) waitReady() {
+	c.t.Helper()
+	eventually(c.t, startBound, c.name+": /readyz answers 200", func() bool {
+		r, err := c.try(http.MethodGet, "/readyz", "")
+		return err == nil && r.status == http.StatusOK
+	})
 }
 
 // kill sends SIGKILL and reaps the process. Idempotent.
@@ -375,20 +386,29 @@ func (c *child) terminate() int {
 
 func (c *child) do(method, path, body string) reply {
 	c.t.Helper()
+	r, err := c.try(method, path, body)
+	if err != nil {
+		c.t.Fatalf("%s: %s %s: %v", c.name, method, path, err)
+	}
+	return r
+}
+
+// try is do that returns a transport error rather than failing the test.
+func (c *child) try(method, path, body string) (reply, error) {
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
 	if err != nil {
-		c.t.Fatal(err)
+		return reply{}, err
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		return reply{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		c.t.Fatal(err)
+		return reply{}, err
 	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 func (c *child) expect(status int, method, path, body string) reply {

@@ -1,16 +1,20 @@
 // Command narad is the Narad broker daemon.
 //
-//	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL] [-node-id ID]
+//	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL] [-node-id NAME]
 //	            [-produce-inflight-max N]
+//	            [-id N -peers ID=HOST:PORT,... [-advertise HOST:PORT] [-cluster-secret S]]
 //	narad version
 //	narad help
 //
 // serve runs one broker node on the files under the data directory (io/nodeshell: the
 // ingress write-ahead log, the metastore replica, the partition logs and the consume
 // leases) behind the HTTP API of API.md (io/httpapi): produce, consume and ack, topics,
-// /healthz, /readyz and /metrics. The node is a cluster of one: it is its own metastore
-// leader and owns every partition. Access control and /v1/cluster/members are not served
-// yet, so every /v1 route is open: bind it to a trusted address (loopback by default).
+// /v1/cluster/members, /healthz, /readyz and /metrics. Without -peers the node is a
+// cluster of one: it is its own metastore leader and owns every partition. With -peers
+// (cluster.go) it is a member of a cluster: it talks to its peers over QUIC (io/net) on
+// the UDP port of its HTTP host:port, authenticated by the cluster secret. Access control
+// is not served yet, so every /v1 route is open: bind it to a trusted address (loopback
+// by default).
 //
 // On start the node recovers its logs; /readyz answers 503 until that is done. SIGTERM or
 // SIGINT shuts it down cleanly: /healthz and every /v1 route answer 503, requests being
@@ -46,11 +50,26 @@ serve flags (each falls back to an environment variable, then to a default):
   -data DIR                 data directory (NARAD_DATA, default ./data)
   -addr HOST:PORT           HTTP listen address (NARAD_ADDR, default 127.0.0.1:7942)
   -log-level LEVEL          debug, info, warn or error (NARAD_LOG_LEVEL, default info)
-  -node-id ID               node name shown as owner_node (NARAD_NODE_ID, default the host name)
+  -node-id NAME             node name shown as owner_node (NARAD_NODE_ID, default the
+                            host name; in a cluster, the member id)
   -produce-inflight-max N   produce requests served at once; one more is answered 429
                             (NARAD_PRODUCE_INFLIGHT_MAX, default 0: unlimited)
 
-The node is a cluster of one and serves no access control yet: every /v1 route is open.
+cluster flags (without -peers the node is a cluster of one):
+  -id N                     member id, 1 or more, unique in the cluster and the same for
+                            the data directory's whole life (NARAD_ID, default 1)
+  -peers ID=HOST:PORT,...   the cluster's initial members (the metastore's voters) and
+                            their addresses, this node's included or not; give every
+                            initial member the same list (NARAD_PEERS)
+  -advertise HOST:PORT      the address peers and clients reach this node at (NARAD_ADVERTISE,
+                            default its -peers entry, else the -addr it listens on)
+  -cluster-secret S         shared by every member, at least 16 bytes; prefer the
+                            environment (NARAD_CLUSTER_SECRET); required with -peers
+
+A member serves HTTP on TCP and talks to its peers over QUIC on UDP, both at the
+host:port of -addr.
+
+Access control is not served yet: every /v1 route is open.
 SIGTERM or SIGINT shuts it down cleanly; a second signal stops waiting for requests.
 Exit status: 0 after a clean shutdown, 1 when the node failed or could not start, 2 on
 a usage error.
@@ -106,9 +125,14 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	data := fs.String("data", envOr("NARAD_DATA", "./data"), "data directory (NARAD_DATA)")
 	addr := fs.String("addr", envOr("NARAD_ADDR", "127.0.0.1:7942"), "HTTP listen address (NARAD_ADDR)")
 	level := fs.String("log-level", envOr("NARAD_LOG_LEVEL", "info"), "debug|info|warn|error (NARAD_LOG_LEVEL)")
-	nodeID := fs.String("node-id", envOr("NARAD_NODE_ID", defaultNodeID()), "node name (NARAD_NODE_ID)")
+	nodeID := fs.String("node-id", envOr("NARAD_NODE_ID", ""), "node name (NARAD_NODE_ID)")
 	inflight := fs.String("produce-inflight-max", envOr("NARAD_PRODUCE_INFLIGHT_MAX", "0"),
 		"produce requests served at once, 0: unlimited (NARAD_PRODUCE_INFLIGHT_MAX)")
+	var cl clusterFlags
+	fs.StringVar(&cl.id, "id", envOr("NARAD_ID", "1"), "member id (NARAD_ID)")
+	fs.StringVar(&cl.advertise, "advertise", envOr("NARAD_ADVERTISE", ""), "address peers and clients reach (NARAD_ADVERTISE)")
+	fs.StringVar(&cl.peers, "peers", envOr("NARAD_PEERS", ""), "initial members, ID=HOST:PORT,… (NARAD_PEERS)")
+	fs.StringVar(&cl.secret, "cluster-secret", envOr("NARAD_CLUSTER_SECRET", ""), "cluster secret (NARAD_CLUSTER_SECRET)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -116,6 +140,14 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	cfg := config{data: *data, addr: *addr, nodeID: *nodeID}
+	if err := parseCluster(&cfg, cl); err != nil {
+		return config{}, err
+	}
+	nodeIDSet := false
+	fs.Visit(func(f *flag.Flag) { nodeIDSet = nodeIDSet || f.Name == "node-id" })
+	if cfg.nodeID == "" && !nodeIDSet { // an explicit empty name is refused below
+		cfg.nodeID = defaultNodeID(cfg)
+	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil || !validLevel(*level) {
 		return config{}, fmt.Errorf("bad log level %q: want debug, info, warn or error", *level)
 	}
@@ -128,13 +160,17 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	case cfg.data == "":
 		return config{}, fmt.Errorf("empty data directory")
 	case cfg.nodeID == "":
-		return config{}, fmt.Errorf("empty node id")
+		return config{}, fmt.Errorf("empty node name (-node-id)")
 	}
 	return cfg, nil
 }
 
-// defaultNodeID is the host name, which names the node in partition_stats.
-func defaultNodeID() string {
+// defaultNodeID names the node in partition_stats: its member id in a cluster (the
+// members of one machine share its host name), else the host name.
+func defaultNodeID(cfg config) string {
+	if cfg.peers != nil {
+		return strconv.FormatUint(cfg.id, 10)
+	}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		return h
 	}

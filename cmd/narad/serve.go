@@ -41,9 +41,16 @@ type config struct {
 	nodeID             string     // node name, shown as owner_node
 	produceInFlightMax int        // produce requests served at once; 0: unlimited
 
-	// node holds the core's settings that have no flag; serve sets its NodeID. The zero
-	// value takes the core's defaults, which is what the command line gives: only tests
-	// change it (small partition segments, to see retention remove one).
+	// Cluster mode (cluster.go).
+	id        uint64            // member id (the metastore's raft id)
+	advertise string            // address peers and clients reach; "" see advertised
+	peers     map[uint64]string // the initial members' addresses; nil: a cluster of one
+	secret    []byte            // the cluster secret, with peers
+
+	// node holds the core's settings that have no flag; serve sets its NodeID, Addr and
+	// Meta.ID (and Meta.Voters with -peers). The zero value takes the core's defaults,
+	// which is what the command line gives: only tests change it (small partition
+	// segments, to see retention remove one).
 	node node.Config
 }
 
@@ -62,14 +69,15 @@ func runServe(args []string, stderr io.Writer, stop <-chan os.Signal) int {
 
 // daemon is a running node: the shell, the HTTP layer in front of it and the server.
 type daemon struct {
-	cfg      config
-	log      *slog.Logger
-	shell    *nodeshell.Shell
-	api      *httpapi.Server
-	requests requestCounter
-	hs       *http.Server
-	ln       net.Addr   // the address listened on (the port chosen for ":0")
-	served   chan error // hs.Serve's return
+	cfg       config
+	log       *slog.Logger
+	shell     *nodeshell.Shell
+	api       *httpapi.Server
+	requests  requestCounter
+	hs        *http.Server
+	ln        net.Addr   // the address listened on (the port chosen for ":0")
+	advertise string     // the address the node is reached at
+	served    chan error // hs.Serve's return
 }
 
 // serve opens the node, serves HTTP on cfg.addr until a signal on stop, a fatal node error
@@ -77,13 +85,14 @@ type daemon struct {
 // clean shutdown, 1 when the node failed or something could not start or stop cleanly.
 func serve(cfg config, logger *slog.Logger, stop <-chan os.Signal) int {
 	started := time.Now()
-	logger.Info("starting", "version", versionString(), "data", cfg.data, "addr", cfg.addr, "node_id", cfg.nodeID)
+	logger.Info("starting", "version", versionString(), "data", cfg.data, "addr", cfg.addr, "node_id", cfg.nodeID,
+		"id", cfg.id, "peers", len(cfg.peers))
 	d, err := start(cfg, logger)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	logger.Info("listening", "addr", d.addr(), "data", cfg.data)
+	logger.Info("listening", "addr", d.addr(), "data", cfg.data, "advertise", d.advertise)
 	status, failed, serving := d.wait(stop, started)
 	stopping := time.Now()
 	status = max(status, d.shutdown(stop, failed, serving))
@@ -93,16 +102,16 @@ func serve(cfg config, logger *slog.Logger, stop <-chan os.Signal) int {
 }
 
 // start listens, opens the node (its recovery goes on in the background; it joins the
-// members under the address it listens on), registers its metrics beside the HTTP
-// layer's, and starts serving HTTP. On an error nothing is left open.
+// members under its advertised address, by default the one it listens on), registers its
+// metrics beside the HTTP layer's, and starts serving HTTP. On an error nothing is left
+// open.
 func start(cfg config, logger *slog.Logger) (*daemon, error) {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, err
 	}
-	ncfg := cfg.node
-	ncfg.NodeID, ncfg.Addr = cfg.nodeID, ln.Addr().String()
-	shell, err := nodeshell.Open(cfg.data, ncfg)
+	advertise := cfg.advertised(ln.Addr().String())
+	shell, err := openShell(cfg, ln.Addr().String(), advertise, logger)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open the node in %s: %w", cfg.data, err), ln.Close())
 	}
@@ -111,7 +120,7 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 	if err := shell.Register(reg); err != nil {
 		return nil, errors.Join(fmt.Errorf("register the node's metrics: %w", err), shell.Close(), ln.Close())
 	}
-	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1)}
+	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1), advertise: advertise}
 	d.requests.idle = make(chan struct{}, 1)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "narad_http_requests_in_flight",

@@ -9,8 +9,9 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// One connection per peer pair: the node with the lower id dials, the other accepts. The
-// dialer redials with backoff whenever the connection is lost; the acceptor only waits.
+// One connection per peer pair: the node with the lower id dials, the other accepts (any
+// peer that proves the secret, whether it was given as a peer or not). The dialer redials
+// with backoff whenever the connection is lost; the acceptor only waits.
 
 func (t *Transport) acceptLoop() {
 	defer t.wg.Done()
@@ -24,7 +25,11 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
-// serveInbound authenticates a connection a lower-id peer dialed, then serves it.
+// serveInbound authenticates a connection a peer dialed, then serves it. Any peer that
+// proves the secret is accepted, whether this node was told of it or not: a peer may
+// learn this node's address before this node learns its (from the metastore's members,
+// or a -peers list that names only some nodes), and this node answers it over the
+// connection it dialed.
 func (t *Transport) serveInbound(conn *quic.Conn) {
 	defer t.wg.Done()
 	id, err := t.acceptAuth(conn)
@@ -49,11 +54,8 @@ func (t *Transport) acceptAuth(conn *quic.Conn) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	t.mu.Lock()
-	_, known := t.peers[id]
-	t.mu.Unlock()
-	if !known || id >= t.cfg.NodeID {
-		return 0, fmt.Errorf("%w: node %d is not a peer that dials this one", ErrAuth, id)
+	if id == 0 || id == t.cfg.NodeID {
+		return 0, fmt.Errorf("%w: a peer claims node id %d", ErrAuth, id)
 	}
 	p, err := proof(conn, t.cfg.Secret, t.cfg.NodeID, roleAcceptor)
 	if err != nil {

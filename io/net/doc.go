@@ -31,8 +31,9 @@
 // TLS 1.3 inside QUIC uses an ephemeral self-signed certificate that nobody verifies.
 // Instead, right after the handshake, the dialer opens a stream and sends its node id and
 // HMAC-SHA256(cluster secret, TLS exporter "narad peer auth v1" | node id | 'd'); the
-// acceptor checks it (a known peer with a lower id than its own), then answers the same
-// with its id and 'a', which the dialer checks against the id it dialed. The exporter binds
+// acceptor checks it, then answers the same with its id and 'a', which the dialer checks
+// against the id it dialed. The acceptor takes any node id but its own and 0, also one it
+// was not told of (it reaches that peer back over this connection). The exporter binds
 // the proofs to this TLS session, so they cannot be replayed or relayed. A connection that
 // does not authenticate within AuthTimeout is closed and never delivers a message.
 //
@@ -43,7 +44,9 @@
 // length counts from format to the end of the body; the CRC (Castagnoli) covers the same
 // bytes. Kinds: 1 one-way, 2 request, 3 response, 4 error (the handler's error as text).
 // A body is at most BodyBytesMax (16 MiB): Send and Request refuse larger ones, and a
-// reader refuses a larger length before reading or allocating the body.
+// reader refuses a larger length before reading or allocating the body. A reader grows its
+// buffer as the body's bytes arrive (from readChunkBytes, doubling), so a peer that claims a
+// large body and sends little makes it allocate little.
 //
 // # Timeouts and what they mean
 //

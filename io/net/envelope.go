@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 )
 
 // Envelope kinds.
@@ -65,11 +66,38 @@ func readEnvelope(r io.Reader) (envelope, error) {
 	if n < headerBytes-8 || n > headerBytes-8+BodyBytesMax {
 		return envelope{}, ErrCorrupt
 	}
-	rest := make([]byte, n)
-	if _, err := io.ReadFull(r, rest); err != nil {
+	rest, err := readGrowing(r, int(n))
+	if err != nil {
 		return envelope{}, err
 	}
 	return decodeEnvelopeRest(binary.LittleEndian.Uint32(h[4:]), rest)
+}
+
+// readChunkBytes is the buffer readGrowing starts with: most messages (raft, heartbeats,
+// commit answers) fit in it.
+const readChunkBytes = 16 << 10
+
+// readGrowing reads exactly n bytes, growing its buffer (doubling, up to n) only as the
+// bytes arrive: the length comes from the peer, and a claim of 16 MiB followed by silence
+// must not cost 16 MiB. A short read is io.ErrUnexpectedEOF.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, readChunkBytes))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n, 2*cap(buf))-len(buf))
+		}
+		m, err := r.Read(buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+m]
+		switch {
+		case len(buf) == n:
+			return buf, nil
+		case err == io.EOF:
+			return nil, io.ErrUnexpectedEOF
+		case err != nil:
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 func decodeEnvelopeRest(crc uint32, rest []byte) (envelope, error) {

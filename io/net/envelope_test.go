@@ -2,9 +2,12 @@ package net
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
+	"testing/iotest"
 )
 
 func TestEnvelopeRoundTrip(t *testing.T) {
@@ -56,4 +59,31 @@ func FuzzReadEnvelope(f *testing.F) {
 			t.Fatalf("read %+v from %x, which encodes to %x", e, b, again)
 		}
 	})
+}
+
+// A length within the bound but a body that never comes costs little: the buffer grows
+// with the bytes that arrive, not with the length claimed.
+func TestEnvelopeBufferGrowsWithBytes(t *testing.T) {
+	h := binary.LittleEndian.AppendUint32(nil, headerBytes-8+BodyBytesMax)
+	h = append(h, make([]byte, 4+100)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readEnvelope(bytes.NewReader(h))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a short body: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Fatalf("reading 100 bytes of a claimed 16 MiB body allocated %d bytes", got)
+	}
+	// A full body arrives in pieces and reads back whole.
+	body := bytes.Repeat([]byte("0123456789abcdef"), 100_000)
+	b, err := appendEnvelope(nil, envelope{kind: kindOneWay, body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readEnvelope(iotest.HalfReader(bytes.NewReader(b)))
+	if err != nil || !bytes.Equal(got.body, body) {
+		t.Fatalf("a 1.6 MB body read in pieces: %d bytes, %v", len(got.body), err)
+	}
 }

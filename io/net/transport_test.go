@@ -3,13 +3,16 @@ package net
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"go.uber.org/goleak"
 )
 
@@ -175,6 +178,11 @@ func TestWrongSecretRefused(t *testing.T) {
 		t.Fatalf("delivered %+v from an impostor", m)
 	default:
 	}
+	for i, n := range ns {
+		if c, _ := n.t.conn(uint64(2 - i)); c != nil {
+			t.Fatalf("node %d holds a connection to the node with another secret", i+1)
+		}
+	}
 }
 
 // After a peer restarts on the same address, the dialer reconnects.
@@ -213,5 +221,69 @@ func TestConfigChecked(t *testing.T) {
 	}
 	if _, err := Listen(Config{NodeID: 0, Listen: "127.0.0.1:0", Secret: secret}, &recorder{}); err == nil {
 		t.Fatalf("node id 0 was accepted")
+	}
+}
+
+// A node that was not told of a peer still accepts it when it proves the secret, and
+// reaches it back over that connection.
+func TestUnknownPeerWithSecretAccepted(t *testing.T) {
+	recs := []*recorder{{got: make(chan msg, 16)}, {got: make(chan msg, 16)}}
+	two, err := Listen(Config{NodeID: 2, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet()}, recs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = two.Close() })
+	one, err := Listen(Config{NodeID: 1, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet(), Peers: map[uint64]string{2: two.Addr()}}, recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = one.Close() })
+	ns := []*node{{one, recs[0]}, {two, recs[1]}}
+	if got, err := one.Request(ctxFor(t, 5*time.Second), 2, []byte("hi")); err != nil || string(got) != "1:hi" {
+		t.Fatalf("request 1->2: %q %v", got, err)
+	}
+	if got, err := two.Request(ctxFor(t, 5*time.Second), 1, []byte("back")); err != nil || string(got) != "2:back" {
+		t.Fatalf("request from the node that was not told of its peer: %q %v", got, err)
+	}
+	if err := two.Send(1, []byte("one way")); err != nil {
+		t.Fatal(err)
+	}
+	expectMsg(t, ns[0], msg{2, "one way"})
+}
+
+// A stream whose envelope claims a length over the bound is refused before its body is
+// read: the handler never sees it, the stream is reset, and the connection goes on.
+func TestOversizeLengthOnLiveStreamRefused(t *testing.T) {
+	ns := cluster(t, secret, secret)
+	if _, err := ns[0].t.Request(ctxFor(t, 5*time.Second), 2, []byte("up")); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ns[0].t.waitConn(ctxFor(t, 5*time.Second), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := conn.OpenStreamSync(ctxFor(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h [headerBytes]byte
+	binary.LittleEndian.PutUint32(h[:4], headerBytes-8+BodyBytesMax+1)
+	h[8], h[9] = envelopeFormat, kindOneWay
+	if _, err := st.Write(h[:]); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var sre *quic.StreamError
+	if _, err := io.ReadAll(st); !errors.As(err, &sre) || !sre.Remote {
+		t.Fatalf("reading the refused stream: %v, want a reset by the peer", err)
+	}
+	st.CancelWrite(0)
+	select {
+	case m := <-ns[1].rec.got:
+		t.Fatalf("delivered %+v from an oversize envelope", m)
+	default:
+	}
+	if got, err := ns[0].t.Request(ctxFor(t, 5*time.Second), 2, []byte("still")); err != nil || string(got) != "1:still" {
+		t.Fatalf("request after the refused stream: %q %v", got, err)
 	}
 }

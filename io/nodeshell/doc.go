@@ -9,4 +9,14 @@
 // their records and join the next group commit. A step holds a read lock from its
 // decision to submit ops until they are submitted; Close takes the write lock before it
 // stops the executor, so no op is submitted to a closed executor.
+//
+// In a cluster (OpenCluster, peers.go) the shell also owns an io/net transport. The
+// messages a step's Ready carries for peers are queued under the mutex, in the core's
+// order, and sent by one goroutine per peer, so a step never waits on the network; a
+// full queue or a failed send drops the message (raft and the heartbeats repeat, a remote
+// commit without an answer is sent again). A message from a peer is a step like any
+// other (node.Receive). At most every 100 ms a step compares the members' addresses the
+// metastore knows with those the transport has, and gives it the changed ones. Close
+// closes the transport after the dispatcher's drain and the final flush (both may need
+// peers) and before the executor stops.
 package nodeshell

@@ -17,6 +17,9 @@ type metrics struct {
 	issued  map[uint64]issuedOp
 	walSync prometheus.Histogram
 	plogOp  prometheus.Histogram
+	// peerMessages counts the core's messages to peers by result: sent (handed to a
+	// QUIC stream), failed (no connection, or the write failed), dropped (a full queue).
+	peerMessages *prometheus.CounterVec
 }
 
 type issuedOp struct {
@@ -36,6 +39,9 @@ func newMetrics() *metrics {
 			Name: "narad_partition_fsync_seconds", Help: "Latency of partition log fdatasyncs (commitDurable's sync step).",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
 		}),
+		peerMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "narad_peer_messages_total", Help: "Messages to peers (raft, heartbeats, remote commits) by result: sent, failed, dropped.",
+		}, []string{"result"}),
 	}
 }
 
@@ -77,7 +83,7 @@ func (m *metrics) opDone(res coredisk.Result, at int64) {
 // Register adds the node's metrics to reg: the shell's latency histograms and a
 // collector that reads the core's counters on every scrape.
 func (s *Shell) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{s.metrics.walSync, s.metrics.plogOp, &coreCollector{s: s}} {
+	for _, c := range []prometheus.Collector{s.metrics.walSync, s.metrics.plogOp, s.metrics.peerMessages, &coreCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -46,24 +46,30 @@ type Shell struct {
 	// mu) until its ops are submitted; Close takes it exclusively after setting stopped,
 	// so that it stops the executor only once no step is about to submit.
 	submitting sync.RWMutex
+	link       *peerLink // the peer transport (OpenCluster); nil for a single node
 }
 
 var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
 
 // Open starts a node whose data lives under root. It returns at once; the node recovers
-// in the background and Ready reports when it serves.
+// in the background and Ready reports when it serves. The node sends no message to
+// peers: it is a cluster of one (see OpenCluster).
 func Open(root string, cfg node.Config) (*Shell, error) {
-	dir, err := iodisk.Open(root)
-	if err != nil {
-		return nil, err
-	}
+	return open(root, cfg, newMetrics(), nil)
+}
+
+func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, error) {
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
 	}
+	dir, err := iodisk.Open(root)
+	if err != nil {
+		return nil, err
+	}
 	s := &Shell{node: node.New(cfg, rng.New(binary.LittleEndian.Uint64(seed[:]))), dir: dir,
-		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: newMetrics(),
-		drained: make(chan struct{}), flushed: make(chan struct{})}
+		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: m,
+		drained: make(chan struct{}), flushed: make(chan struct{}), link: link}
 	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
@@ -97,6 +103,10 @@ func (s *Shell) step(f func(now int64)) {
 		close(s.flushed)
 	}
 	s.armTimer(t)
+	if s.link != nil {
+		s.link.enqueue(rd.Messages) // the senders send them after the mutex is released
+		s.link.updatePeers(s.node, t)
+	}
 	submit := !s.stopped && len(rd.Ops) > 0
 	if submit {
 		s.submitting.RLock()
@@ -230,6 +240,13 @@ func (s *Shell) Close() error {
 		flushErr = ErrFlushTimeout
 	}
 	bound.Stop()
+	var linkErr error
+	if s.link != nil {
+		// After the drain and the flush (remote commits and their answers travel over
+		// it), before the executor stops: a peer's message still being handled may submit
+		// ops, and when close returns no handler runs any more.
+		linkErr = s.link.close()
+	}
 	s.mu.Lock()
 	s.timer.Stop()
 	s.stopped = true
@@ -239,5 +256,5 @@ func (s *Shell) Close() error {
 	s.submitting.Lock()
 	s.submitting.Unlock() // an empty critical section: a barrier
 	s.exec.Close()
-	return errors.Join(flushErr, s.dir.Close())
+	return errors.Join(flushErr, linkErr, s.dir.Close())
 }
