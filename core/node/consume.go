@@ -92,7 +92,7 @@ func (n *Node) candidates(op *consumeOp) []uint32 {
 		return []uint32{uint32(op.req.Partition)}
 	}
 	parts := make([]uint32, 0, op.topic.Partitions)
-	start := n.rr["consume/"+op.topic.Name] % op.topic.Partitions
+	start := n.cursor("consume/"+op.topic.Name) % op.topic.Partitions
 	n.rr["consume/"+op.topic.Name]++
 	for i := range op.topic.Partitions {
 		if p := (start + i) % op.topic.Partitions; n.ownerOf(op.topic, p) == n.meta.ID() {

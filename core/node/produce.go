@@ -103,7 +103,7 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 		h.Write(m.Key)
 		return h.Sum32() % t.Partitions, nil
 	default:
-		p := n.rr[t.Name] % t.Partitions
+		p := n.cursor(t.Name) % t.Partitions
 		n.rr[t.Name]++
 		return p, nil
 	}
@@ -143,4 +143,15 @@ func walError(err error) error {
 		return fmt.Errorf("%w: %v", ErrNotReady, err)
 	}
 	return fmt.Errorf("%w: %v", ErrWALFailed, err)
+}
+
+// cursor is a round-robin cursor, starting at a random place so that the nodes of a
+// cluster (and restarts) do not all begin on partition 0.
+func (n *Node) cursor(name string) uint32 {
+	c, ok := n.rr[name]
+	if !ok {
+		c = uint32(n.rand.Uint64())
+		n.rr[name] = c
+	}
+	return c
 }
