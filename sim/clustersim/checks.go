@@ -122,16 +122,19 @@ func (u *run) inPartitionLog(imgs []image, id uint64) bool {
 	return false
 }
 
-// checkVisibility: the run has one topic, whose partitions keep their owners, so a
-// partition's durable log is on the node holding a directory for it whose name ends in
-// its index. Any node may deliver it (consumes are routed to owners).
+// checkVisibility covers the main topic, whose partitions keep their owners: a delivered
+// offset must be in the durable log of its partition on some node (any node may deliver
+// it: consumes are routed to owners).
 func (u *run) checkVisibility(imgs []image) {
+	if u.topicID == 0 {
+		return // not known yet (the create's answer was lost)
+	}
 	for _, part := range slices.Sorted(maps.Keys(u.m.seen)) {
 		offs := u.m.seen[part]
 		for _, off := range sortedKeys(offs) {
 			found := false
 			for i, img := range imgs {
-				got, ok := img.partition(part)[off]
+				got, ok := img.partition(u.topicID, part)[off]
 				if ok && !bytes.Equal(got, u.m.produced[offs[off]]) {
 					u.violate(fmt.Errorf("invariant 4: offset %d of partition %d on node %d holds other bytes than the message delivered there", off, part, i+1))
 					return
@@ -146,14 +149,9 @@ func (u *run) checkVisibility(imgs []image) {
 	}
 }
 
-func (img image) partition(index uint32) map[uint64][]byte {
-	suffix := fmt.Sprintf("-%d", index)
-	for _, dir := range slices.Sorted(maps.Keys(img.parts)) {
-		if strings.HasSuffix(dir, suffix) {
-			return img.parts[dir]
-		}
-	}
-	return nil
+// partition is the log of the main topic's partition index (topicID, its incarnation).
+func (img image) partition(topicID uint64, index uint32) map[uint64][]byte {
+	return img.parts[fmt.Sprintf("%016x-%d", topicID, index)]
 }
 
 func sortedKeys[V any](m map[uint64]V) []uint64 { return slices.Sorted(maps.Keys(m)) }

@@ -21,12 +21,15 @@ const (
 	reqProduce
 	reqConsume
 	reqAck
+	reqChurn
+	reqGetTopic
 )
 
 // request is a client request waiting for its answer.
 type request struct {
 	client int
 	kind   reqKind
+	topic  string
 	ids    []uint64
 	callNs int64
 }
@@ -37,13 +40,14 @@ type model struct {
 	produced  map[uint64][]byte
 	acked     map[uint64]bool
 	refused   map[uint64]bool
+	churn     map[uint64]bool // ids produced to the churn topic
 	delivered map[uint64]int
 	seen      map[uint32]map[uint64]uint64 // partition -> offset -> id delivered there
 	missing   int                          // acked and never delivered
 }
 
 func newModel() model {
-	return model{produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{}, delivered: map[uint64]int{}, seen: map[uint32]map[uint64]uint64{}}
+	return model{churn: map[uint64]bool{}, produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{}, delivered: map[uint64]int{}, seen: map[uint32]map[uint64]uint64{}}
 }
 
 func (u *run) isProducer(c int) bool { return c < u.o.Producers }
@@ -63,9 +67,14 @@ func (u *run) upNode() (int, bool) {
 }
 
 func (u *run) submit(i, client int, kind reqKind, ids []uint64, f func(n *node.Node, now int64, tok uint64)) {
+	u.submitTo(i, client, kind, topic, ids, f)
+}
+
+// submitTo is submit for a request about topic name.
+func (u *run) submitTo(i, client int, kind reqKind, name string, ids []uint64, f func(n *node.Node, now int64, tok uint64)) {
 	mb := u.members[i]
 	u.tokens++
-	mb.pending[u.tokens] = request{client: client, kind: kind, ids: ids, callNs: u.s.Now()}
+	mb.pending[u.tokens] = request{client: client, kind: kind, topic: name, ids: ids, callNs: u.s.Now()}
 	f(mb.n, u.s.Now(), u.tokens)
 	u.drain(i)
 }
@@ -85,16 +94,16 @@ func (u *run) clientStep(c int) {
 	case u.isProducer(c):
 		u.produce(i, c)
 	default:
-		max, wait := 1+u.r.Intn(10), int64(u.r.Intn(20_000_000))
+		max, wait, name := 1+u.r.Intn(10), int64(u.r.Intn(20_000_000)), u.pickTopic()
 		u.record('C', uint64(c))
-		u.submit(i, c, reqConsume, nil, func(n *node.Node, now int64, tok uint64) {
-			n.Consume(now, tok, node.ConsumeRequest{Topic: topic, Partition: -1, Max: max, WaitNs: wait})
+		u.submitTo(i, c, reqConsume, name, nil, func(n *node.Node, now int64, tok uint64) {
+			n.Consume(now, tok, node.ConsumeRequest{Topic: name, Partition: -1, Max: max, WaitNs: wait})
 		})
 	}
 }
 
 func (u *run) produce(i, c int) {
-	k := 1 + u.r.Intn(4)
+	k, name := 1+u.r.Intn(4), u.pickTopic()
 	msgs := make([]node.ProduceMessage, k)
 	ids := make([]uint64, k)
 	for j := range msgs {
@@ -104,11 +113,12 @@ func (u *run) produce(i, c int) {
 		u.r.Read(rest)
 		p := append([]byte("id:"+strconv.FormatUint(ids[j], 10)+":"), rest...)
 		u.m.produced[ids[j]] = p
+		u.m.churn[ids[j]] = name == churnTopic
 		msgs[j] = node.ProduceMessage{Partition: -1, Payload: p}
 	}
 	u.stats.Produced += uint64(k)
 	u.record('P', uint64(c), uint64(k))
-	u.submit(i, c, reqProduce, ids, func(n *node.Node, now int64, tok uint64) { n.Produce(now, tok, topic, msgs) })
+	u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.Produce(now, tok, name, msgs) })
 }
 
 func (u *run) onResponse(mb *member, resp node.Response) {
@@ -123,11 +133,13 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 		u.onMembers(mb, req, resp)
 		return
 	case reqCreate:
-		if (resp.Err == nil || errors.Is(resp.Err, node.ErrTopicExists)) && !u.ready {
-			u.ready = true
-			if u.o.OutageNs > 0 { // the outage hits a cluster at work
-				u.s.At(u.s.Now()+u.o.OutageAtNs, event{kind: evOutage})
-			}
+		u.onCreated(mb, req, resp)
+	case reqChurn:
+		u.onChurned(resp)
+		return
+	case reqGetTopic:
+		if resp.Err == nil {
+			u.topicID = resp.Topic.ID
 		}
 	case reqProduce:
 		u.onProduced(req, resp)
@@ -145,6 +157,25 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 
 // errorBackoffNs is how long a client waits before retrying after an error answer.
 const errorBackoffNs = 10_000_000
+
+// onCreated: the main topic exists; the faults that need it start.
+func (u *run) onCreated(mb *member, req request, resp node.Response) {
+	if u.ready || (resp.Err != nil && !errors.Is(resp.Err, node.ErrTopicExists)) {
+		return
+	}
+	u.ready = true
+	if resp.Err == nil {
+		u.topicID = resp.Topic.ID
+	} else { // created by an earlier attempt: learn its id
+		u.submit(int(mb.id-1), adminClient, reqGetTopic, nil, func(n *node.Node, now int64, tok uint64) { n.GetTopic(now, tok, topic) })
+	}
+	if u.o.OutageNs > 0 { // the outage hits a cluster at work
+		u.s.At(u.s.Now()+u.o.OutageAtNs, event{kind: evOutage})
+	}
+	if u.o.ChurnGapNs[1] > 0 {
+		u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
+	}
+}
 
 // onMembers creates the topic once every node is a live member.
 func (u *run) onMembers(mb *member, req request, resp node.Response) {
@@ -167,6 +198,9 @@ func (u *run) onMembers(mb *member, req request, resp node.Response) {
 func (u *run) onProduced(req request, resp node.Response) {
 	outcome := invariants.Ambiguous
 	switch {
+	case resp.Err == nil && req.topic == churnTopic: // may be discarded: see churn.go
+		outcome = invariants.Accepted
+		u.stats.Acked += uint64(len(req.ids))
 	case resp.Err == nil:
 		outcome = invariants.Accepted
 		for _, id := range req.ids {
@@ -184,6 +218,9 @@ func (u *run) onProduced(req request, resp node.Response) {
 		u.stats.Refused += uint64(len(req.ids))
 	default:
 		u.stats.Ambiguous += uint64(len(req.ids))
+	}
+	if req.topic == churnTopic {
+		outcome = churnOutcome(outcome)
 	}
 	for _, id := range req.ids {
 		u.hist.Produce(id, req.callNs, u.s.Now(), outcome)
@@ -214,7 +251,7 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 			u.violate(fmt.Errorf("node %d delivered message %d whose produce was definitely refused", mb.id, id))
 			return
 		}
-		if !u.m.deliveredAt(msg.Partition, msg.Offset, id) {
+		if msg.Topic == topic && !u.m.deliveredAt(msg.Partition, msg.Offset, id) {
 			u.violate(fmt.Errorf("invariant 4: node %d delivered message %d at offset %d of partition %d, which delivered another message before", mb.id, id, msg.Offset, msg.Partition))
 			return
 		}
@@ -232,8 +269,8 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 		}
 	}
 	if len(settle) > 0 {
-		u.submit(int(mb.id-1), req.client, reqAck, nil, func(n *node.Node, now int64, tok uint64) {
-			n.Ack(now, tok, topic, settle, node.AckSettle)
+		u.submitTo(int(mb.id-1), req.client, reqAck, req.topic, nil, func(n *node.Node, now int64, tok uint64) {
+			n.Ack(now, tok, req.topic, settle, node.AckSettle)
 		})
 	}
 }

@@ -29,5 +29,9 @@
 //
 // Consumers ask random nodes: consumes and acks are routed to the partitions' owners.
 //
-// Not yet: topic deletes under load (so discards) and clock skew.
+// In half the seeds a second topic is deleted and created again under load (churn.go):
+// its records go the discard way (the leader-confirmed stale-replica defense), and its
+// messages are held to invariant 3 only, since a 202 there may be followed by a delete.
+//
+// Not yet: clock skew.
 package clustersim

@@ -29,8 +29,10 @@ type Options struct {
 	CommitTimeoutNs int64
 	// OutageAtNs, OutageNs: one node crashes then and stays down that long (0: no outage).
 	OutageAtNs, OutageNs int64
-	Disk                 sim.DiskConfig
-	Net                  simnet.Config
+	// ChurnGapNs: the churn topic is deleted or created again this often (0: no churn).
+	ChurnGapNs [2]int64
+	Disk       sim.DiskConfig
+	Net        simnet.Config
 }
 
 // HealBoundNs bounds the heal phase in simulated time.
@@ -68,6 +70,9 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.5) { // one long outage: the controller marks the node dead, records reroute
 		o.OutageAtNs, o.OutageNs = ms(200, 2000), ms(3000, 10000)
 	}
+	if r.Chance(0.5) {
+		o.ChurnGapNs = [2]int64{ms(50, 300), ms(300, 1500)}
+	}
 	if r.Chance(0.8) {
 		o.CrashGapNs = [2]int64{ms(50, 300), ms(300, 3000)}
 	}
@@ -79,10 +84,10 @@ func Draw(seed uint64) Options {
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d]\n"+
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs,
+		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

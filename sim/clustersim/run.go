@@ -26,6 +26,7 @@ const (
 	evClient
 	evCut
 	evOutage
+	evChurn
 )
 
 type event struct {
@@ -55,6 +56,7 @@ type Stats struct {
 	Crashes, Failures, Leaders          uint64
 	Rerouted, Discarded                 uint64 // summed over node processes
 	Checks                              uint64 // durable image checks
+	ChurnOps                            uint64 // deletes and creates of the churn topic
 	CutChanges                          uint64
 	HealNs                              int64
 	FaultNs                             int64 // simulated time the fault phase ran
@@ -90,6 +92,8 @@ type run struct {
 	m           model
 	hist        *invariants.History
 	commits     commitTracker
+	churnLive   bool   // the churn topic exists, as the last answer said
+	topicID     uint64 // the main topic's id, once known
 }
 
 const topic = "t"
@@ -205,6 +209,8 @@ func (u *run) handle(e event) {
 			u.outageUntil = u.s.Now() + u.o.OutageNs
 			u.net.Heal() // and no cuts meanwhile: the others keep a working quorum
 		}
+	case evChurn:
+		u.churnStep()
 	case evCut:
 		if !u.healing && u.s.Now() >= u.outageUntil {
 			u.changeCuts()
