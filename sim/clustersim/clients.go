@@ -75,7 +75,7 @@ func (u *run) submitTo(i, client int, kind reqKind, name string, ids []uint64, f
 	mb := u.members[i]
 	u.tokens++
 	mb.pending[u.tokens] = request{client: client, kind: kind, topic: name, ids: ids, callNs: u.s.Now()}
-	f(mb.n, u.s.Now(), u.tokens)
+	f(mb.n, u.nowOf(mb), u.tokens)
 	u.drain(i)
 }
 

@@ -18,7 +18,8 @@ type commitRef struct {
 }
 
 type openCommit struct {
-	deadline int64
+	sender   *member
+	deadline int64 // on the sender's clock, as its dispatcher counts
 	msgs     []uint64
 }
 
@@ -42,7 +43,7 @@ func (u *run) commitSent(mb *member, body []byte) {
 	}
 	u.expireCommits()
 	ref := commitRef{epoch: mb.epoch, id: req.ID}
-	oc := openCommit{deadline: u.s.Now() + u.o.CommitTimeoutNs}
+	oc := openCommit{sender: mb, deadline: u.nowOf(mb) + u.o.CommitTimeoutNs}
 	for _, r := range req.Records {
 		id, ok := payloadID(r.Payload)
 		if !ok {
@@ -78,7 +79,7 @@ func (u *run) closeCommit(ref commitRef) {
 // expireCommits closes the commits past their timeout (the dispatcher gave up on them).
 func (u *run) expireCommits() {
 	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
-		if u.s.Now() >= oc.deadline {
+		if u.nowOf(oc.sender) >= oc.deadline {
 			u.closeCommit(ref)
 		}
 	}

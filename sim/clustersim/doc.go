@@ -33,5 +33,7 @@
 // its records go the discard way (the leader-confirmed stale-replica defense), and its
 // messages are held to invariant 3 only, since a 202 there may be followed by a delete.
 //
-// Not yet: clock skew.
+// In half the seeds every node's clock is off the simulated time by its own offset (up to
+// 20 s between nodes) and drifts by up to 2,000 ppm (clock.go): a node sees only its own
+// clock, the clients' history uses simulated time.
 package clustersim

@@ -31,8 +31,11 @@ type Options struct {
 	OutageAtNs, OutageNs int64
 	// ChurnGapNs: the churn topic is deleted or created again this often (0: no churn).
 	ChurnGapNs [2]int64
-	Disk       sim.DiskConfig
-	Net        simnet.Config
+	// SkewNs, DriftPPM: each node's clock is off by up to SkewNs and runs fast or slow by
+	// up to DriftPPM (0: every clock is the simulated time).
+	SkewNs, DriftPPM int64
+	Disk             sim.DiskConfig
+	Net              simnet.Config
 }
 
 // HealBoundNs bounds the heal phase in simulated time.
@@ -71,6 +74,9 @@ func Draw(seed uint64) Options {
 		o.OutageAtNs, o.OutageNs = ms(200, 2000), ms(3000, 10000)
 	}
 	if r.Chance(0.5) {
+		o.SkewNs, o.DriftPPM = ms(1, 10_000), int64(r.Range(0, 2000))
+	}
+	if r.Chance(0.5) {
 		o.ChurnGapNs = [2]int64{ms(50, 300), ms(300, 1500)}
 	}
 	if r.Chance(0.8) {
@@ -84,10 +90,22 @@ func Draw(seed uint64) Options {
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v\n"+
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs,
+		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
+}
+
+// clock is node i's clock: offsets spread over [0, 2×SkewNs] (a node's clock never reads
+// below zero: the core takes 0 for "unset") and rates over [-DriftPPM, DriftPPM], derived
+// from the seed and the node (not from the run's stream).
+func (o Options) clock(i int) clock {
+	if o.SkewNs == 0 && o.DriftPPM == 0 {
+		return clock{}
+	}
+	r := rng.New(o.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15)
+	return clock{offsetNs: int64(r.Range(0, int(2*o.SkewNs))),
+		ppm: int64(r.Range(0, int(2*o.DriftPPM))) - o.DriftPPM}
 }

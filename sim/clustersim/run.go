@@ -45,7 +45,8 @@ type member struct {
 	n       *node.Node
 	epoch   uint64
 	up      bool
-	tickAt  int64
+	tickAt  int64 // simulated time
+	clock   clock
 	pending map[uint64]request
 }
 
@@ -110,7 +111,7 @@ func runWith(o Options, r *rng.Rand) Result {
 		leaders: map[uint64]uint64{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
-		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk)})
+		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
 	}
 	for i := range u.members {
 		u.start(i)
@@ -182,14 +183,14 @@ func (u *run) handle(e event) {
 		if e.epoch == mb.epoch && mb.up {
 			res := disk.Apply(mb.d, e.op)
 			u.record('d', uint64(e.node), e.op.ID, uint64(len(res.Data)))
-			mb.n.DiskDone(u.s.Now(), res)
+			mb.n.DiskDone(u.nowOf(mb), res)
 			u.drain(e.node)
 		}
 	case evTick:
 		mb := u.members[e.node]
 		if e.epoch == mb.epoch && mb.up && u.s.Now() == mb.tickAt {
 			mb.tickAt = 0
-			mb.n.Tick(u.s.Now())
+			mb.n.Tick(u.nowOf(mb))
 			u.drain(e.node)
 		}
 	case evMsg:
@@ -232,7 +233,7 @@ func (u *run) start(i int) {
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  5_000_000}, u.r.Fork())
 	u.record('o', uint64(i), mb.epoch)
-	mb.n.Open(u.s.Now())
+	mb.n.Open(u.nowOf(mb))
 	u.drain(i)
 }
 
@@ -298,8 +299,8 @@ func (u *run) drain(i int) {
 		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: mb.epoch})
 	}
 	u.checkLeader(mb)
-	if at, ok := mb.n.NextDeadline(); ok && at != mb.tickAt {
-		mb.tickAt = max(at, u.s.Now())
+	if at, ok := mb.n.NextDeadline(); ok && max(mb.clock.sim(at), u.s.Now()) != mb.tickAt {
+		mb.tickAt = max(mb.clock.sim(at), u.s.Now())
 		u.s.At(mb.tickAt, event{kind: evTick, node: i, epoch: mb.epoch})
 	}
 }
@@ -311,7 +312,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	u.record('m', d.From, d.To, uint64(len(d.Msg)))
 	u.commitAnswered(u.members[i], d.Msg)
-	u.members[i].n.Receive(u.s.Now(), d.From, d.Msg)
+	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
 }
 
