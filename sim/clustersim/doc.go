@@ -18,7 +18,8 @@
 //     or in some node's WAL at or above its durable checkpoint, byte for byte;
 //   - invariant 4: an offset a node delivered stays in its durable log with the same
 //     bytes, and never delivers another message;
-//   - invariant 6, leaders: at most one metastore leader per term, over the whole run;
+//   - invariant 6: at most one metastore leader per term, over the whole run, and every
+//     replica at the same applied index has the same term there and the same state;
 //   - the dispatcher's "nothing recommitted meanwhile": within one process, no message is
 //     sent in a remote commit while an earlier commit holding it is unanswered and not
 //     timed out (commits.go);

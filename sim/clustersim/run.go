@@ -84,7 +84,8 @@ type run struct {
 
 	epochs      uint64
 	leaders     map[uint64]uint64 // metastore term -> leader
-	ready       bool              // the topic exists, with owners over every member
+	applied     map[uint64]appliedAt
+	ready       bool // the topic exists, with owners over every member
 	healing     bool
 	outageUntil int64 // the long outage's end
 	instant     int64 // the simulated time of the last event, and how many events ran at it
@@ -108,7 +109,7 @@ func Run(o Options) (res Result) {
 
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
-		leaders: map[uint64]uint64{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
+		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
@@ -228,7 +229,8 @@ func (u *run) start(i int) {
 	u.epochs++
 	mb.epoch, mb.up, mb.tickAt, mb.pending = u.epochs, true, 0, map[uint64]request{}
 	mb.n = node.New(node.Config{NodeID: fmt.Sprintf("n%d", mb.id), Addr: fmt.Sprintf("n%d:7942", mb.id),
-		Meta:                meta.Config{ID: mb.id, Voters: u.ids, DeadAfterNs: u.o.DeadAfterNs},
+		Meta: meta.Config{ID: mb.id, Voters: u.ids, DeadAfterNs: u.o.DeadAfterNs,
+			OnApply: func(index, term uint64) { u.onApply(mb, index, term) }},
 		Dispatch:            dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs},
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  5_000_000}, u.r.Fork())
@@ -314,6 +316,27 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	u.commitAnswered(u.members[i], d.Msg)
 	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
+}
+
+// appliedAt is what the first replica to apply an index had there.
+type appliedAt struct {
+	term, digest uint64
+	by           uint64
+}
+
+// onApply is invariant 6's "every replica applies the same sequence": every replica
+// at the same applied index has the same term there and the same state.
+func (u *run) onApply(mb *member, index, term uint64) {
+	dg := mb.n.MetastoreDigest()
+	a, ok := u.applied[index]
+	if !ok {
+		u.applied[index] = appliedAt{term: term, digest: dg, by: mb.id}
+		return
+	}
+	if a.term != term || a.digest != dg {
+		u.violate(fmt.Errorf("invariant 6: metastore replicas diverge at index %d: node %d has term %d state %016x, node %d had term %d state %016x",
+			index, mb.id, term, dg, a.by, a.term, a.digest))
+	}
 }
 
 // checkLeader: at most one metastore leader per term (invariant 6).
