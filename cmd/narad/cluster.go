@@ -139,6 +139,9 @@ func (c config) voters() []uint64 {
 // openShell opens the node on cfg.data, reached at advertise: a cluster of one, or with
 // -peers a member whose transport listens on UDP at listen (the HTTP listener's host:port).
 func openShell(cfg config, listen, advertise string, logger *slog.Logger) (*nodeshell.Shell, error) {
+	if err := pinMemberID(cfg.data, cfg.id); err != nil {
+		return nil, err
+	}
 	ncfg := cfg.node
 	ncfg.NodeID, ncfg.Addr, ncfg.Meta.ID = cfg.nodeID, advertise, cfg.id
 	if cfg.peers == nil {
