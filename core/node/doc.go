@@ -27,7 +27,11 @@
 //
 // Produce resolves the partition from the local replica only (pin, FNV-1a of the key, or
 // round-robin) and appends every message to the WAL in one group commit; the answer waits
-// for all of them to be durable. Consume takes leases on the lowest available offsets of
+// for all of them to be durable. The accept path never looks at liveness (the seed's
+// pure-hash accept): a record for a dead owner's partition is accepted, and the
+// dispatcher reroutes it to a live sibling. Narad has no synchronous produce path, so
+// the seed's pickProducePartition (walk forward past partitions whose owner is dead)
+// lives in the dispatcher's choice of sibling (dispatch/reroute.go). Consume takes leases on the lowest available offsets of
 // the topic's partitions (rotating the starting partition), reads the records back from
 // the partition logs and answers with receipt handles; with nothing available it parks
 // until a commit, a nack or an expiry, or its wait ends. Ack settles, extends or releases
