@@ -18,6 +18,7 @@ type consumeOp struct {
 	topic     meta.Topic
 	deadline  int64 // end of the long poll
 	parked    bool
+	waitingOn map[uint32]bool // partitions whose waiting list holds this consume
 	msgs      []Message
 	receipts  []leased
 	readsLeft int
@@ -136,7 +137,19 @@ func (n *Node) parkOrAnswerEmpty(nowNs int64, op *consumeOp, cands []uint32) {
 	}
 	op.parked = true
 	for _, idx := range cands {
-		p := n.parts[partKey{topicID: op.topic.ID, index: idx}]
+		n.park(op, n.parts[partKey{topicID: op.topic.ID, index: idx}])
+	}
+}
+
+// park puts op on p's list of consumes waiting for records, once: a consume parked on
+// several partitions and woken by one of them must not be listed again on the others
+// (each wake would then retry it once per copy, and the lists would grow without bound).
+func (n *Node) park(op *consumeOp, p *partition) {
+	if op.waitingOn == nil {
+		op.waitingOn = map[uint32]bool{}
+	}
+	if !op.waitingOn[p.key.index] {
+		op.waitingOn[p.key.index] = true
 		p.consumers = append(p.consumers, op.token)
 	}
 }
@@ -145,7 +158,7 @@ func (n *Node) tryReplay(nowNs int64, op *consumeOp) {
 	p := n.partitionFor(nowNs, op.topic, uint32(op.req.Partition))
 	if !p.ready() {
 		op.parked = true
-		p.consumers = append(p.consumers, op.token)
+		n.park(op, p)
 		return
 	}
 	op.msgs = make([]Message, 1)
@@ -216,7 +229,12 @@ func (n *Node) wakeConsumers(nowNs int64, p *partition) {
 	waiting := p.consumers
 	p.consumers = nil
 	for _, tok := range waiting {
-		if op := n.consumes[tok]; op != nil && op.parked {
+		op := n.consumes[tok]
+		if op == nil {
+			continue
+		}
+		delete(op.waitingOn, p.key.index)
+		if op.parked {
 			n.tryConsume(nowNs, op)
 		}
 	}

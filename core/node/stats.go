@@ -45,8 +45,11 @@ type Stats struct {
 	BacklogRecords int
 	BacklogBytes   int
 	LeasesInFlight int
-	CommitLatency  Histogram
-	Dispatch       dispatch.Stats // counters since this process started
+	// ConsumesWaiting counts the entries of the partitions' lists of parked consumes:
+	// at most one per parked consume and partition it may take from.
+	ConsumesWaiting int
+	CommitLatency   Histogram
+	Dispatch        dispatch.Stats // counters since this process started
 }
 
 // Stats returns a snapshot.
@@ -57,7 +60,9 @@ func (n *Node) Stats() Stats {
 		s.Dispatch = n.disp.Stats()
 	}
 	for _, pk := range n.partKeys {
-		if p := n.parts[pk]; p.ready() {
+		p := n.parts[pk]
+		s.ConsumesWaiting += len(p.consumers)
+		if p.ready() {
 			s.LeasesInFlight += p.leases.InFlight()
 		}
 	}
