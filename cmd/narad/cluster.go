@@ -126,12 +126,10 @@ func (c config) advertised(listen string) string {
 	return listen
 }
 
-// voters are the metastore's initial voters: every -peers id and this node's.
+// voters are the metastore's initial voters: the -peers ids. A node whose id is not
+// among them joins the cluster: the leader adds it as a raft learner once it hears it.
 func (c config) voters() []uint64 {
 	ids := slices.Collect(maps.Keys(c.peers))
-	if _, ok := c.peers[c.id]; !ok {
-		ids = append(ids, c.id)
-	}
 	slices.Sort(ids)
 	return ids
 }

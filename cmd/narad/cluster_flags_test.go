@@ -18,13 +18,13 @@ func TestClusterFlags(t *testing.T) {
 		cfg.nodeID != "2" || !slices.Equal(cfg.voters(), []uint64{1, 2, 3}) || cfg.advertised("127.0.0.1:7002") != "127.0.0.1:7002" {
 		t.Fatalf("flags: %+v %v", cfg, err)
 	}
-	// From the environment; this node not in -peers: it is a voter all the same, and it
-	// advertises the address it listens on, or -advertise.
+	// From the environment; this node not in -peers: it joins (a learner, not a voter),
+	// and it advertises the address it listens on, or -advertise.
 	t.Setenv("NARAD_ID", "4")
 	t.Setenv("NARAD_PEERS", peers3)
 	t.Setenv("NARAD_CLUSTER_SECRET", clusterSecret)
 	cfg, err = parseServeFlags([]string{"-addr", "127.0.0.1:0", "-node-id", "four"}, io.Discard)
-	if err != nil || cfg.id != 4 || cfg.nodeID != "four" || !slices.Equal(cfg.voters(), []uint64{1, 2, 3, 4}) ||
+	if err != nil || cfg.id != 4 || cfg.nodeID != "four" || !slices.Equal(cfg.voters(), []uint64{1, 2, 3}) ||
 		cfg.advertised("127.0.0.1:4567") != "127.0.0.1:4567" {
 		t.Fatalf("from the environment: %+v %v", cfg, err)
 	}

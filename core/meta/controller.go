@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // DefaultDeadAfterNs: a member the leader has not heard from for this long is marked dead
@@ -59,6 +60,30 @@ func (s *Store) control(nowNs int64) {
 		if alive := s.sm.members[id].Alive; alive != recent && (recent || judgeDead) {
 			s.controlPropose(nowNs, id, Command{Kind: SetMemberAlive, Member: id, Alive: recent})
 		}
+		if recent && !s.inConf(id) {
+			s.addLearner(id)
+		}
+	}
+}
+
+// inConf reports whether id is a voter or a learner of the raft configuration.
+func (s *Store) inConf(id uint64) bool {
+	return slices.Contains(s.confState.GetVoters(), id) || slices.Contains(s.confState.GetLearners(), id) ||
+		slices.Contains(s.confState.GetLearnersNext(), id)
+}
+
+// addLearner proposes a member that is not in the raft configuration (a node that joined
+// after the initial voters) as a learner: it then receives the log and serves reads from
+// its own replica, without voting. Raft takes one configuration change at a time (a
+// second one proposed meanwhile becomes an empty entry), so this waits like any control
+// proposal and is tried again after RequestTimeoutTicks.
+func (s *Store) addLearner(id uint64) {
+	if s.learnerUntil[id] > s.ticks {
+		return
+	}
+	cc := raftpb.ConfChange{Type: raftpb.ConfChangeAddLearnerNode.Enum(), NodeId: new(id)}
+	if s.rn.ProposeConfChange(&cc) == nil {
+		s.learnerUntil[id] = s.ticks + RequestTimeoutTicks
 	}
 }
 

@@ -100,6 +100,8 @@
 //	L7  terms go backwards, or the hard state's   fail (ErrCorrupt)
 //	    commit is past the log or its term below
 //	B   nothing recovered at all                  bootstrap Config.Voters (default: ID alone)
+//	J   nothing recovered, ID not in Voters       start empty: a joiner; the leader adds it
+//	                                              as a learner when it hears its heartbeat
 //	W   always, after the rows above              rewrite raft.log from the decision, then
 //	                                              start raft with Applied = snapshot index
 //

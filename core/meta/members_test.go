@@ -120,6 +120,7 @@ func TestMembersAndOwnersSurviveRestarts(t *testing.T) {
 func TestControllerMarksSilentMembersDeadAndBack(t *testing.T) {
 	const deadAfter = 1_000_000_000
 	h := settled(t, meta.Config{DeadAfterNs: deadAfter})
+	h.learners = true // member 2 becomes a learner, sent the log (and never answering)
 	h.run(join(1))
 	h.run(join(2))
 	start := h.now
@@ -138,5 +139,8 @@ func TestControllerMarksSilentMembersDeadAndBack(t *testing.T) {
 	}
 	if !h.s.Members()[1].Alive {
 		t.Fatalf("member 2 heard again but still dead: %v", h.s.Members())
+	}
+	if got := fmt.Sprint(h.s.Voters(), h.s.Learners()); got != "[1] [2]" {
+		t.Fatalf("voters and learners %s: member 2, outside the initial voters, must be a learner", got)
 	}
 }

@@ -56,6 +56,14 @@ func (s *Store) Voters() []uint64 {
 	return v
 }
 
+// Learners lists the learners of the applied configuration (members that joined after
+// the initial voters), ascending.
+func (s *Store) Learners() []uint64 {
+	l := slices.Clone(s.confState.GetLearners())
+	slices.Sort(l)
+	return l
+}
+
 // reportSnapshotsSent tells raft each snapshot it asked to send is on its way. Raft
 // leaves a follower it sent a snapshot to alone until told; messages are best effort
 // here, so the leader is told at once: if the snapshot is lost, the follower's next

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"fmt"
+	"slices"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -274,8 +275,12 @@ func (s *Store) decide() {
 	}
 	assert(s.ms.Append(rc.ents) == nil, "memory storage refused the recovered entries")
 	if rc.snap == nil && hs.isEmpty() && len(rc.ents) == 0 {
-		rc.bootstrap = true
-		rc.note("B nothing recovered: bootstrap the initial voters")
+		if slices.Contains(s.cfg.Voters, s.cfg.ID) {
+			rc.bootstrap = true
+			rc.note("B nothing recovered: bootstrap the initial voters")
+		} else {
+			rc.note("J nothing recovered, not an initial voter: wait for the leader to add it as a learner")
+		}
 	}
 	rc.note("W rewrite %s: hard state %d/%d/%d, entries %d..%d", LogFile, hs.Term, hs.Vote, hs.Commit, base+1, last)
 	rc.phase = recRewrite

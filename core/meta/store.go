@@ -218,6 +218,7 @@ type Store struct {
 	heard         map[uint64]heard  // node -> when the leader last heard it, and its address (controller.go)
 	leaderSinceNs int64             // when this replica became leader, 0 when it is not
 	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
+	learnerUntil  map[uint64]uint64 // member -> tick until which its learner change is pending
 
 	job    *snapJob
 	rw     *rewriteJob
@@ -230,7 +231,7 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
-		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{},
+		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{}, learnerUntil: map[uint64]uint64{},
 	}
 }
 

@@ -32,10 +32,14 @@ type envelope struct {
 	out  node.Outbound
 }
 
-func newCluster(t *testing.T, n int) *cluster {
+func newCluster(t *testing.T, n int) *cluster { return newClusterOf(t, n, n) }
+
+// newClusterOf starts n nodes of which the first v are the metastore's initial voters;
+// the others join (as raft learners).
+func newClusterOf(t *testing.T, n, v int) *cluster {
 	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, resps: map[uint64]node.Response{}}
 	var voters []uint64
-	for i := 1; i <= n; i++ {
+	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
 	}
 	for i := 1; i <= n; i++ {

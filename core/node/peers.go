@@ -75,8 +75,9 @@ func (n *Node) sendRaft(msgs []*raftpb.Message) {
 
 // heartbeat tells the metastore leader this node is alive and where it is reached; a
 // leader tells its own replica. It is how a node joins the members (the leader's
-// controller proposes the join when it hears a node that is not one), so a node without
-// an address sends none.
+// controller proposes the join when it hears a node that is not one, and adds a node
+// outside the initial voters to raft as a learner), so a node without an address sends
+// none. Knowing no leader, it tells every initial voter.
 func (n *Node) heartbeat(nowNs int64) {
 	if n.cfg.Addr == "" || !n.metaReady || nowNs < n.nextHeartbeatNs {
 		return
@@ -84,7 +85,12 @@ func (n *Node) heartbeat(nowNs int64) {
 	n.nextHeartbeatNs = nowNs + n.heartbeatInterval()
 	self := n.meta.ID()
 	switch leader := n.meta.LeaderID(); leader {
-	case 0:
+	case 0: // a joiner (or an election): the initial voters, one of which leads
+		for _, v := range n.cfg.Meta.Voters {
+			if v != self {
+				n.send(v, wire.Heartbeat{From: self, Addr: n.cfg.Addr})
+			}
+		}
 	case self:
 		n.meta.Heartbeat(nowNs, self, n.cfg.Addr)
 	default:

@@ -9,9 +9,11 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// One connection per peer pair: the node with the lower id dials, the other accepts (any
-// peer that proves the secret, whether it was given as a peer or not). The dialer redials
-// with backoff whenever the connection is lost; the acceptor only waits.
+// One connection per peer pair: the node with the higher id dials, the other accepts (any
+// peer that proves the secret, whether it was given as a peer or not). A node that joins
+// later takes a higher id than the members it knows from its -peers list, so it can reach
+// them before they learn its address. The dialer redials with backoff whenever the
+// connection is lost; the acceptor only waits.
 
 func (t *Transport) acceptLoop() {
 	defer t.wg.Done()
@@ -67,7 +69,7 @@ func (t *Transport) acceptAuth(conn *quic.Conn) (uint64, error) {
 	return id, nil
 }
 
-// dialLoop keeps a connection to the higher-id peer id.
+// dialLoop keeps a connection to the lower-id peer id.
 func (t *Transport) dialLoop(id uint64) {
 	defer t.wg.Done()
 	backoff := RedialMin

@@ -15,7 +15,9 @@
 // # Connections
 //
 // One QUIC connection per pair of nodes, over one UDP socket per node: the node with the
-// lower id dials, the other accepts, so two nodes never race to connect each other. The
+// higher id dials, the other accepts, so two nodes never race to connect each other. A
+// node joining a cluster has a higher id than the members it is told of, so it can dial
+// them before they know its address; they answer over that connection. The
 // dialer redials with backoff (RedialMin doubling to RedialMax) whenever the connection
 // ends; the acceptor waits for it. Send fails at once without a connection (the message is
 // dropped; raft retries what matters); Request waits for one within its context.

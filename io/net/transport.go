@@ -75,7 +75,7 @@ type Transport struct {
 	dials   int // authenticated connections this node dialed (tests)
 }
 
-// Listen starts a transport: it listens, dials every peer with a higher id and waits for
+// Listen starts a transport: it listens, dials every peer with a lower id and waits for
 // the others to dial it.
 func Listen(cfg Config, h Handler) (*Transport, error) {
 	if cfg.NodeID == 0 {
@@ -129,7 +129,7 @@ func (t *Transport) SetPeer(id uint64, addr string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.peers[id] = addr
-	if id > t.cfg.NodeID && !t.dialing[id] && t.ctx.Err() == nil {
+	if id < t.cfg.NodeID && !t.dialing[id] && t.ctx.Err() == nil {
 		t.dialing[id] = true
 		t.wg.Add(1)
 		go t.dialLoop(id)

@@ -130,13 +130,13 @@ func TestMessagesAndRequests(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// Exactly one connection per pair: each node holds two, and only lower ids dialed.
+	// Exactly one connection per pair: each node holds two, and only higher ids dialed.
 	for i, n := range ns {
 		n.t.mu.Lock()
 		conns, dials := len(n.t.conns), n.t.dials
 		n.t.mu.Unlock()
-		if conns != 2 || dials != 2-i {
-			t.Errorf("node %d: %d connections, %d dials; want 2 and %d", i+1, conns, dials, 2-i)
+		if conns != 2 || dials != i {
+			t.Errorf("node %d: %d connections, %d dials; want 2 and %d", i+1, conns, dials, i)
 		}
 	}
 }
@@ -225,30 +225,31 @@ func TestConfigChecked(t *testing.T) {
 }
 
 // A node that was not told of a peer still accepts it when it proves the secret, and
-// reaches it back over that connection.
+// reaches it back over that connection: a joiner (higher id) told of a member reaches
+// the member before the member learns the joiner's address.
 func TestUnknownPeerWithSecretAccepted(t *testing.T) {
 	recs := []*recorder{{got: make(chan msg, 16)}, {got: make(chan msg, 16)}}
-	two, err := Listen(Config{NodeID: 2, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet()}, recs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = two.Close() })
-	one, err := Listen(Config{NodeID: 1, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet(), Peers: map[uint64]string{2: two.Addr()}}, recs[0])
+	one, err := Listen(Config{NodeID: 1, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet()}, recs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = one.Close() })
-	ns := []*node{{one, recs[0]}, {two, recs[1]}}
-	if got, err := one.Request(ctxFor(t, 5*time.Second), 2, []byte("hi")); err != nil || string(got) != "1:hi" {
-		t.Fatalf("request 1->2: %q %v", got, err)
-	}
-	if got, err := two.Request(ctxFor(t, 5*time.Second), 1, []byte("back")); err != nil || string(got) != "2:back" {
-		t.Fatalf("request from the node that was not told of its peer: %q %v", got, err)
-	}
-	if err := two.Send(1, []byte("one way")); err != nil {
+	two, err := Listen(Config{NodeID: 2, Listen: "127.0.0.1:0", Secret: secret, Logger: quiet(), Peers: map[uint64]string{1: one.Addr()}}, recs[1])
+	if err != nil {
 		t.Fatal(err)
 	}
-	expectMsg(t, ns[0], msg{2, "one way"})
+	t.Cleanup(func() { _ = two.Close() })
+	ns := []*node{{one, recs[0]}, {two, recs[1]}}
+	if got, err := two.Request(ctxFor(t, 5*time.Second), 1, []byte("hi")); err != nil || string(got) != "2:hi" {
+		t.Fatalf("request 2->1: %q %v", got, err)
+	}
+	if got, err := one.Request(ctxFor(t, 5*time.Second), 2, []byte("back")); err != nil || string(got) != "1:back" {
+		t.Fatalf("request from the node that was not told of its peer: %q %v", got, err)
+	}
+	if err := one.Send(2, []byte("one way")); err != nil {
+		t.Fatal(err)
+	}
+	expectMsg(t, ns[1], msg{1, "one way"})
 }
 
 // A stream whose envelope claims a length over the bound is refused before its body is

@@ -11,7 +11,8 @@ import (
 // Options are everything a run depends on. Draw makes them from a seed.
 type Options struct {
 	Seed          uint64
-	Nodes         int // 3 or 5
+	Nodes         int // the metastore's initial voters: 3 or 5
+	Joiners       int // further nodes, outside the initial voters: they join as learners
 	Steps         int // events in the fault phase
 	Producers     int
 	Consumers     int
@@ -73,6 +74,9 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.5) { // one long outage: the controller marks the node dead, records reroute
 		o.OutageAtNs, o.OutageNs = ms(200, 2000), ms(3000, 10000)
 	}
+	if r.Chance(0.3) {
+		o.Joiners = 1
+	}
 	if r.Chance(0.5) {
 		o.SkewNs, o.DriftPPM = ms(1, 10_000), int64(r.Range(0, 2000))
 	}
@@ -90,10 +94,10 @@ func Draw(seed uint64) Options {
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d\n"+
+	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM,
+		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

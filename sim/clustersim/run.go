@@ -110,7 +110,7 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
-	for i := range o.Nodes {
+	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
 	}
@@ -229,7 +229,7 @@ func (u *run) start(i int) {
 	u.epochs++
 	mb.epoch, mb.up, mb.tickAt, mb.pending = u.epochs, true, 0, map[uint64]request{}
 	mb.n = node.New(node.Config{NodeID: fmt.Sprintf("n%d", mb.id), Addr: fmt.Sprintf("n%d:7942", mb.id),
-		Meta: meta.Config{ID: mb.id, Voters: u.ids, DeadAfterNs: u.o.DeadAfterNs,
+		Meta: meta.Config{ID: mb.id, Voters: u.ids[:u.o.Nodes], DeadAfterNs: u.o.DeadAfterNs,
 			OnApply: func(index, term uint64) { u.onApply(mb, index, term) }},
 		Dispatch:            dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs},
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
