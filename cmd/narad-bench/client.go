@@ -115,7 +115,6 @@ func (t *trackedBody) Close() error {
 // bench is one run's shared state.
 type bench struct {
 	client *http.Client
-	t      *target
 	spec   runSpec
 	cancel context.CancelCauseFunc
 	abort  atomic.Bool // set once a route is found missing
@@ -290,156 +289,140 @@ type ackResults struct {
 // consumeAckLoop leases (max=batch when batch > 1, wait=1s) and acknowledges every lease,
 // counting acknowledged messages. Latency is recorded for consumes that returned messages
 // and for acks; empty long polls (204) are counted apart, their duration is the wait.
-func (b *bench) consumeAckLoop(ctx context.Context, ws *workerStats, batch int) {
+func (b *bench) consumeAckLoop(ctx context.Context, ws *workerStats, t *target, batch int) {
 	q := "wait=" + consumeWait
 	if batch > 1 {
 		q += "&max=" + strconv.Itoa(batch)
 	}
-	consumeRoute := "/v1/topics/" + b.t.topicEsc + "/consume"
-	ackRoute := "/v1/topics/" + b.t.topicEsc + "/ack"
-	ctmpl := template(ctx, http.MethodGet, b.t.consume+"?"+q, "")
-	atmpl := template(ctx, http.MethodPost, b.t.ack, "")
-	btmpl := template(ctx, http.MethodPost, b.t.ack, "application/json")
+	consumeRoute := "/v1/topics/" + t.topicEsc + "/consume"
+	ackRoute := "/v1/topics/" + t.topicEsc + "/ack"
+	ctmpl := template(ctx, http.MethodGet, t.consume+"?"+q, "")
+	atmpl := template(ctx, http.MethodPost, t.ack, "")
+	btmpl := template(ctx, http.MethodPost, t.ack, "application/json")
 	var single consumedMessage
 	var many consumedBatch
 	handles := make([]string, 0, max(batch, 1))
-	var ackBuf []byte
-	var results ackResults
 	for ctx.Err() == nil {
-		req := new(http.Request)
-		*req = *ctmpl
-		start := time.Now()
-		resp, err := b.client.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			ws.transportErr(ctx, err)
+		body, ok, done := b.poll(ctx, ws, ctmpl, consumeRoute)
+		if done {
+			return
+		}
+		if !ok {
 			continue
 		}
-		ws.reqs++
-		switch resp.StatusCode {
-		case http.StatusOK:
-		case http.StatusNoContent:
-			drain(resp)
-			ws.empty++
-			continue
-		default:
-			b.unexpected(ws, resp, http.MethodGet, consumeRoute)
-			ws.hist.Record(time.Since(start))
-			continue
-		}
-		ws.buf.Reset()
-		_, err = ws.buf.ReadFrom(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			ws.transportErr(ctx, err)
-			continue
-		}
-		ws.hist.Record(time.Since(start))
 		handles = handles[:0]
+		var err error
 		if batch > 1 {
 			// Unmarshal reuses the backing array without zeroing it.
 			clear(many.Messages[:cap(many.Messages)])
 			many.Messages = many.Messages[:0]
-			err = json.Unmarshal(ws.buf.Bytes(), &many)
+			err = json.Unmarshal(body, &many)
 			for _, m := range many.Messages {
 				handles = append(handles, m.ReceiptHandle)
 			}
 		} else {
 			single.ReceiptHandle = ""
-			err = json.Unmarshal(ws.buf.Bytes(), &single)
+			err = json.Unmarshal(body, &single)
 			handles = append(handles, single.ReceiptHandle)
 		}
 		if err != nil {
-			ws.fail("bad 200 body", oneLine(ws.buf.String(), errBodyLimit))
+			ws.fail("bad 200 body", oneLine(string(body), errBodyLimit))
 			continue
 		}
-		if batch <= 1 {
-			for _, h := range handles {
-				if h == "" {
-					ws.fail("no receipt_handle", oneLine(ws.buf.String(), errBodyLimit))
-					continue
-				}
-				if !b.ackOne(ctx, ws, atmpl, ackRoute, h) {
-					return
-				}
-			}
-			continue
-		}
-		if len(handles) == 0 {
-			continue
-		}
-		// The previous batch ack's body may still be in the transport's hands.
-		if ws.prevBody != nil {
-			select {
-			case <-ws.prevBody.done:
-			case <-ctx.Done():
+		if batch > 1 {
+			if !b.ackBatch(ctx, ws, btmpl, ackRoute, handles) {
 				return
 			}
+			continue
 		}
-		ackBuf = appendAckBody(ackBuf[:0], handles)
-		body := &trackedBody{done: make(chan struct{})}
-		body.Reset(ackBuf)
-		ws.prevBody = body
-		req = new(http.Request)
-		*req = *btmpl
-		req.Body = body
-		req.ContentLength = int64(len(ackBuf))
-		start = time.Now()
-		resp, err = b.client.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
+		for _, h := range handles {
+			if h == "" {
+				ws.fail("no receipt_handle", oneLine(string(body), errBodyLimit))
+				continue
 			}
-			ws.transportErr(ctx, err)
-			continue
-		}
-		ws.reqs++
-		if resp.StatusCode != http.StatusOK {
-			b.unexpected(ws, resp, http.MethodPost, ackRoute)
-			ws.hist.Record(time.Since(start))
-			continue
-		}
-		ws.buf.Reset()
-		_, err = ws.buf.ReadFrom(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			if ctx.Err() != nil {
+			if !b.ackOne(ctx, ws, t, atmpl, ackRoute, h) {
 				return
-			}
-			ws.transportErr(ctx, err)
-			continue
-		}
-		ws.hist.Record(time.Since(start))
-		clear(results.Results[:cap(results.Results)])
-		results.Results = results.Results[:0]
-		if err := json.Unmarshal(ws.buf.Bytes(), &results); err != nil {
-			ws.fail("bad ack body", oneLine(ws.buf.String(), errBodyLimit))
-			continue
-		}
-		for _, r := range results.Results {
-			if r.Status == http.StatusNoContent {
-				ws.msgs++
-			} else {
-				ws.fail("ack item "+strconv.Itoa(r.Status), r.Error)
 			}
 		}
 	}
 }
 
-// ackOne settles one lease; false when the run ended.
-func (b *bench) ackOne(ctx context.Context, ws *workerStats, tmpl *http.Request, route, handle string) bool {
-	u := *b.t.ackURL
-	u.RawQuery = "receipt_handle=" + url.QueryEscape(handle)
+// poll sends one consume. ok: body is a 200's (in ws.buf, valid until the next request);
+// not ok: an empty poll or a failure, both counted; done: the run ended. The latency of a
+// 200 or a failure is recorded, not that of an empty long poll.
+func (b *bench) poll(ctx context.Context, ws *workerStats, tmpl *http.Request, route string) (body []byte, ok, done bool) {
 	req := new(http.Request)
 	*req = *tmpl
-	req.URL = &u
 	start := time.Now()
 	resp, err := b.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, true
+		}
+		ws.transportErr(ctx, err)
+		return nil, false, false
+	}
+	ws.reqs++
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNoContent:
+		drain(resp)
+		ws.empty++
+		return nil, false, false
+	default:
+		b.unexpected(ws, resp, http.MethodGet, route)
+		ws.hist.Record(time.Since(start))
+		return nil, false, false
+	}
+	ws.buf.Reset()
+	_, err = ws.buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, true
+		}
+		ws.transportErr(ctx, err)
+		return nil, false, false
+	}
+	ws.hist.Record(time.Since(start))
+	return ws.buf.Bytes(), true, false
+}
+
+// ackBatch settles handles with one batch ack, counting each settled (204) lease in ws.msgs;
+// false when the run ended. An empty list sends nothing.
+func (b *bench) ackBatch(ctx context.Context, ws *workerStats, tmpl *http.Request, route string, handles []string) bool {
+	if len(handles) == 0 {
+		return true
+	}
+	// The previous batch ack's body may still be in the transport's hands.
+	if ws.prevBody != nil {
+		select {
+		case <-ws.prevBody.done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	ws.ackBuf = appendAckBody(ws.ackBuf[:0], handles)
+	body := &trackedBody{done: make(chan struct{})}
+	body.Reset(ws.ackBuf)
+	ws.prevBody = body
+	req := new(http.Request)
+	*req = *tmpl
+	req.Body = body
+	req.ContentLength = int64(len(ws.ackBuf))
+	start := time.Now()
+	resp, more := b.send(ctx, ws, req)
+	if resp == nil {
+		return more
+	}
+	if resp.StatusCode != http.StatusOK {
+		b.unexpected(ws, resp, http.MethodPost, route)
+		ws.hist.Record(time.Since(start))
+		return true
+	}
+	ws.buf.Reset()
+	_, err := ws.buf.ReadFrom(resp.Body)
+	resp.Body.Close()
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -447,7 +430,36 @@ func (b *bench) ackOne(ctx context.Context, ws *workerStats, tmpl *http.Request,
 		ws.transportErr(ctx, err)
 		return true
 	}
-	ws.reqs++
+	ws.hist.Record(time.Since(start))
+	res := &ws.ackResults
+	clear(res.Results[:cap(res.Results)])
+	res.Results = res.Results[:0]
+	if err := json.Unmarshal(ws.buf.Bytes(), res); err != nil {
+		ws.fail("bad ack body", oneLine(ws.buf.String(), errBodyLimit))
+		return true
+	}
+	for _, r := range res.Results {
+		if r.Status == http.StatusNoContent {
+			ws.msgs++
+		} else {
+			ws.fail("ack item "+strconv.Itoa(r.Status), r.Error)
+		}
+	}
+	return true
+}
+
+// ackOne settles one lease; false when the run ended.
+func (b *bench) ackOne(ctx context.Context, ws *workerStats, t *target, tmpl *http.Request, route, handle string) bool {
+	u := *t.ackURL
+	u.RawQuery = "receipt_handle=" + url.QueryEscape(handle)
+	req := new(http.Request)
+	*req = *tmpl
+	req.URL = &u
+	start := time.Now()
+	resp, more := b.send(ctx, ws, req)
+	if resp == nil {
+		return more
+	}
 	if resp.StatusCode != http.StatusNoContent {
 		b.unexpected(ws, resp, http.MethodPost, route)
 	} else {
@@ -564,9 +576,10 @@ func createTopic(ctx context.Context, client *http.Client, t *target, partitions
 	}
 }
 
-// prefill produces n messages of size bytes with batch produce on conc connections, retrying
-// 429 and 503 (bounded by ctx). It returns how many the server accepted.
-func prefill(ctx context.Context, t *target, n, size, conc int) (int, error) {
+// prefill produces n messages of size bytes with batch produce on conc connections, spread
+// round-robin over targets, retrying 429 and 503 (bounded by ctx). It returns how many the
+// nodes accepted.
+func prefill(ctx context.Context, targets []*target, n, size, conc int) (int, error) {
 	per := min(n, maxBatchMsgs)
 	payload := makePayload(size)
 	for per > 1 && len(base64.StdEncoding.EncodeToString(payload))*per > maxBatchBody-1024 {
@@ -589,7 +602,8 @@ func prefill(ctx context.Context, t *target, n, size, conc int) (int, error) {
 	defer cancel(nil)
 	var next, accepted atomic.Int64
 	var wg sync.WaitGroup
-	for range conc {
+	for g := range conc {
+		t := targets[g%len(targets)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -629,4 +643,19 @@ func prefill(ctx context.Context, t *target, n, size, conc int) (int, error) {
 		return int(accepted.Load()), err
 	}
 	return int(accepted.Load()), nil
+}
+
+// send does req and counts it; on a transport error it returns nil and whether the run
+// goes on (false once it ended).
+func (b *bench) send(ctx context.Context, ws *workerStats, req *http.Request) (*http.Response, bool) {
+	resp, err := b.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		ws.transportErr(ctx, err)
+		return nil, true
+	}
+	ws.reqs++
+	return resp, true
 }

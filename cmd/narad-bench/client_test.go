@@ -21,8 +21,10 @@ import (
 // produce, consume with leases and long polls, single and batch ack. failEvery > 0 makes
 // every n-th produce, batch, consume or ack answer 429 with a JSON error; without lists the
 // routes it does not serve (answered by the mux: 404 text, or 405 for a known path).
+// dropEvery > 0 makes it lose every n-th message it answered 202 for.
 type fakeNode struct {
 	failEvery int
+	dropEvery int
 	without   map[string]bool
 
 	mu       sync.Mutex
@@ -115,8 +117,12 @@ func (f *fakeNode) createTopic(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeNode) enqueue(msgs ...[]byte) {
 	f.mu.Lock()
-	f.queue = append(f.queue, msgs...)
-	f.produced += len(msgs)
+	for _, m := range msgs {
+		f.produced++
+		if f.dropEvery == 0 || f.produced%f.dropEvery != 0 {
+			f.queue = append(f.queue, m)
+		}
+	}
 	close(f.notify)
 	f.notify = make(chan struct{})
 	f.mu.Unlock()

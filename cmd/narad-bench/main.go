@@ -1,7 +1,13 @@
 // Command narad-bench is a load generator for Narad's HTTP API (docs: /work/shared/API.md).
 //
-//	narad-bench -addr 127.0.0.1:7942 -mode MODE -workers N -duration 10s [-size 1024]
-//	            [-batch 100] [-topic bench] [-partitions 3] [-create-topic] [-prefill N] [-json]
+//	narad-bench -addr 127.0.0.1:7942[,127.0.0.1:7943…] -mode MODE -workers N -duration 10s
+//	            [-size 1024] [-batch 100] [-topic bench] [-partitions 3] [-create-topic]
+//	            [-prefill N] [-consumers 16] [-rate 0] [-drain 45s] [-json]
+//
+// -addr takes one node or a comma-separated list of nodes of one cluster: worker i (and
+// consumer i) talks to address i mod n, prefill batches are spread the same way, and the
+// topic is created through the first address (any node forwards topic writes to the
+// metastore leader).
 //
 // Modes:
 //
@@ -18,12 +24,28 @@
 //	all            the standard suite, printed as a Markdown table: bare ×64; produce 1 KiB
 //	               ×1, ×16, ×64, ×256; produce-batch 100×256 B ×16; consume-ack single ×64
 //	               and batch 100 ×16 (256 B, prefilled). -workers/-size/-batch are ignored.
+//	latency        -workers producers POST …/produce with -size byte bodies (at least 30), each
+//	               carrying this run's mark and a unique id, at -rate messages/s in total
+//	               (0: as fast as they can) for -duration, while -consumers consumers
+//	               long-poll GET …/consume?wait=1s&max=-batch and batch-ack what they get.
+//	               For every message it reports the time from its 202 (the response read by
+//	               the producer) to its first receipt by a consumer (the body read): the
+//	               "202 to consumable" latency, p50/p99/max. When producing stops, the
+//	               consumers go on until every 202-acknowledged message was received or
+//	               -drain passed; messages still missing are reported as lost, besides
+//	               duplicates (second receipts), messages received whose produce got no 202,
+//	               and payloads of other runs. Producer and consumer share this process's
+//	               clock. Messages/s and the per-request latency are the producers'; a
+//	               produce sent before the end of -duration is never cancelled (up to 30 s
+//	               more), so the run lasts until it is answered. At most 4,194,304 messages
+//	               per run.
 //
 // Each run reports messages/s (and requests/s for batched modes), per-request latency
 // p50/p99/max, every unexpected status with the first body seen, and total errors. A route
 // the server does not serve (405, or a 404 that is not an API error for the topic) stops the run
 // and is named in the report. Only loopback targets are allowed. Exit status: 0 when every
-// run completed without errors, 1 otherwise, 2 for bad usage.
+// run completed without errors (and, in latency mode, every message answered 202 was
+// received), 1 otherwise, 2 for bad usage.
 package main
 
 import (
@@ -51,13 +73,17 @@ const (
 	modeConsume = "consume-ack"
 	modeBare    = "bare"
 	modeAll     = "all"
+	modeLatency = "latency"
 
 	maxDuration = time.Hour
 	maxWorkers  = 4096
+	maxAddrs    = 16
+	maxRate     = 1e7
 )
 
 type config struct {
-	addr        string
+	addr        string   // as given: one host:port or a comma-separated list
+	addrs       []string // addr split and checked by validate
 	mode        string
 	workers     int
 	duration    time.Duration
@@ -67,6 +93,9 @@ type config struct {
 	partitions  int
 	createTopic bool
 	prefill     int
+	consumers   int
+	rate        float64
+	drain       time.Duration
 	json        bool
 }
 
@@ -78,6 +107,9 @@ type runSpec struct {
 	size    int
 	batch   int
 	prefill int
+	// latency mode only
+	consumers int
+	rate      float64
 }
 
 func main() {
@@ -93,8 +125,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("narad-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:7942", "node address, host:port (loopback only)")
-	fs.StringVar(&c.mode, "mode", modeProduce, "produce | produce-batch | consume-ack | bare | all")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:7942", "node address host:port, or a comma-separated list of a cluster's nodes (loopback only)")
+	fs.StringVar(&c.mode, "mode", modeProduce, "produce | produce-batch | consume-ack | bare | all | latency")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent workers (one connection each)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each run")
 	fs.IntVar(&c.size, "size", 1024, "message size in bytes")
@@ -103,6 +135,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.partitions, "partitions", 3, "partitions for -create-topic")
 	fs.BoolVar(&c.createTopic, "create-topic", false, "create the topic first (409 is fine)")
 	fs.IntVar(&c.prefill, "prefill", 0, "consume-ack: produce this many messages first (all: default 20k per second of -duration)")
+	fs.IntVar(&c.consumers, "consumers", 16, "latency: concurrent consumers")
+	fs.Float64Var(&c.rate, "rate", 0, "latency: produce rate in messages/s over all producers (0 = unlimited)")
+	fs.DurationVar(&c.drain, "drain", 45*time.Second, "latency: how long consumers wait for missing messages after producing stops")
 	fs.BoolVar(&c.json, "json", false, "print results as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -118,7 +153,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.mode == modeAll {
 		return runAll(ctx, c, stdout, stderr)
 	}
-	spec := runSpec{name: c.mode, mode: c.mode, workers: c.workers, size: c.size, batch: c.batch, prefill: c.prefill}
+	spec := runSpec{name: c.mode, mode: c.mode, workers: c.workers, size: c.size, batch: c.batch, prefill: c.prefill,
+		consumers: c.consumers, rate: c.rate}
 	if c.mode != modeBare {
 		if err := setup(ctx, c, stderr); err != nil {
 			fmt.Fprintln(stderr, "narad-bench:", err)
@@ -138,13 +174,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func validate(c *config) error {
-	if err := checkLoopback(c.addr); err != nil {
+	addrs, err := parseAddrs(c.addr)
+	if err != nil {
 		return err
 	}
+	c.addrs = addrs
 	switch c.mode {
-	case modeProduce, modeBatch, modeConsume, modeBare, modeAll:
+	case modeProduce, modeBatch, modeConsume, modeBare, modeAll, modeLatency:
 	default:
-		return fmt.Errorf("unknown -mode %q (produce, produce-batch, consume-ack, bare, all)", c.mode)
+		return fmt.Errorf("unknown -mode %q (produce, produce-batch, consume-ack, bare, all, latency)", c.mode)
 	}
 	switch {
 	case c.workers < 1 || c.workers > maxWorkers:
@@ -164,12 +202,57 @@ func validate(c *config) error {
 	case c.mode == modeConsume && (c.batch < 1 || c.batch > maxConsumeMax):
 		return fmt.Errorf("-batch %d: consume-ack wants 1..%d", c.batch, maxConsumeMax)
 	}
+	if c.mode == modeLatency {
+		if err := validateLatency(c); err != nil {
+			return err
+		}
+	}
 	if c.mode == modeBatch {
 		if _, err := batchBody(c.batch, makePayload(c.size)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// validateLatency checks the flags only the latency mode reads.
+func validateLatency(c *config) error {
+	switch {
+	case c.batch < 1 || c.batch > maxConsumeMax:
+		return fmt.Errorf("-batch %d: latency wants 1..%d (consume max and batch ack)", c.batch, maxConsumeMax)
+	case c.consumers < 1 || c.consumers > maxWorkers:
+		return fmt.Errorf("-consumers %d: want 1..%d", c.consumers, maxWorkers)
+	case !(c.rate >= 0 && c.rate <= maxRate): // also refuses NaN
+		return fmt.Errorf("-rate %v: want 0 (unlimited) to %g messages/s", c.rate, maxRate)
+	case c.size < markLen:
+		return fmt.Errorf("-size %d: latency wants at least %d bytes (the message id)", c.size, markLen)
+	case c.drain < 0 || c.drain > maxDuration:
+		return fmt.Errorf("-drain %v: want 0 to %v", c.drain, maxDuration)
+	}
+	return nil
+}
+
+// parseAddrs splits a comma-separated list of loopback host:port addresses. Spaces around
+// entries are ignored; an empty entry or an address listed twice is refused.
+func parseAddrs(s string) ([]string, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > maxAddrs {
+		return nil, fmt.Errorf("-addr: %d addresses, want at most %d", len(parts), maxAddrs)
+	}
+	addrs := make([]string, 0, len(parts))
+	seen := make(map[string]bool, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if err := checkLoopback(p); err != nil {
+			return nil, err
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("-addr: %q listed twice", p)
+		}
+		seen[p] = true
+		addrs = append(addrs, p)
+	}
+	return addrs, nil
 }
 
 // checkLoopback refuses any target but 127.0.0.0/8, ::1 and localhost: this machine
@@ -188,20 +271,17 @@ func checkLoopback(addr string) error {
 	return fmt.Errorf("-addr %q: refusing non-loopback host %q: narad-bench only targets 127.0.0.0/8, ::1 or localhost", addr, host)
 }
 
-// setup checks the node answers at all, then creates the topic when asked. A node that
-// does not serve POST /v1/topics yet only earns a warning.
+// setup checks every node answers at all, then creates the topic through the first one
+// when asked. A node that does not serve POST /v1/topics yet only earns a warning.
 func setup(ctx context.Context, c config, stderr io.Writer) error {
-	t := newTarget(c.addr, c.topic)
 	client := newClient(1)
 	defer client.CloseIdleConnections()
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(pctx, http.MethodGet, t.healthz, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach %s: %w", c.addr, err)
+	for _, addr := range c.addrs {
+		if err := reach(ctx, client, newTarget(addr, c.topic)); err != nil {
+			return err
+		}
 	}
-	drain(resp)
+	t := newTarget(c.addrs[0], c.topic)
 	if !c.createTopic {
 		return nil
 	}
@@ -222,14 +302,27 @@ func setup(ctx context.Context, c config, stderr io.Writer) error {
 	return nil
 }
 
+// reach checks a node answers GET /healthz at all (any status), within 3 s.
+func reach(ctx context.Context, client *http.Client, t *target) error {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(pctx, http.MethodGet, t.healthz, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach %s: %w", t.addr, err)
+	}
+	drain(resp)
+	return nil
+}
+
 // execute performs one run. The error is for a run that could not start or whose prefill
 // failed; it is also in the result's note.
 func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 	res := Result{Name: spec.name, Mode: spec.mode, Workers: spec.workers, Size: spec.size}
-	if spec.mode == modeBatch || spec.mode == modeConsume {
+	if spec.mode == modeBatch || spec.mode == modeConsume || spec.mode == modeLatency {
 		res.Batch = spec.batch
 	}
-	addr := c.addr
+	addrs := c.addrs
 	if spec.mode == modeBare {
 		srv, err := startBare()
 		if err != nil {
@@ -237,28 +330,23 @@ func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 			return res, errors.New(res.Note)
 		}
 		defer srv.stop()
-		addr = srv.addr
+		addrs = []string{srv.addr}
 	}
-	t := newTarget(addr, c.topic)
+	if len(addrs) > 1 {
+		res.Nodes = len(addrs)
+	}
+	targets := make([]*target, len(addrs))
+	for i, a := range addrs {
+		targets[i] = newTarget(a, c.topic)
+	}
+	if spec.mode == modeLatency {
+		return executeLatency(ctx, c, spec, targets, res), nil
+	}
 	// A failed prefill is reported, and the run still goes on: it tells whether consume and
 	// ack are served, and drains whatever the topic holds.
 	var prefillErr error
 	if spec.mode == modeConsume && spec.prefill > 0 {
-		pctx, cancel := context.WithTimeout(ctx, max(2*time.Minute, 2*c.duration))
-		n, err := prefill(pctx, t, spec.prefill, spec.size, min(spec.workers, 8))
-		cancel()
-		res.Prefilled = n
-		if err != nil {
-			res.addNote(fmt.Sprintf("prefill stopped after %d of %d messages", n, spec.prefill))
-			var missing *errRouteMissing
-			if errors.As(err, &missing) {
-				res.MissingRoute = fmt.Sprintf("%s → %d", missing.route, missing.status)
-				res.FirstErrors = map[string]string{"prefill " + strconv.Itoa(missing.status): missing.body}
-			} else {
-				res.Note += ": " + oneLine(err.Error(), 300)
-			}
-			prefillErr = fmt.Errorf("prefill stopped after %d of %d messages: %w", n, spec.prefill, err)
-		}
+		prefillErr = runPrefill(ctx, c, spec, targets, &res)
 	}
 	client := newClient(spec.workers)
 	defer client.CloseIdleConnections()
@@ -271,20 +359,18 @@ func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 			return res, err
 		}
 	}
-	produceRoute := "/v1/topics/" + t.topicEsc + "/produce"
-	stats := make([]*workerStats, spec.workers)
-	for i := range stats {
-		stats[i] = &workerStats{}
-	}
+	produceRoute := "/v1/topics/" + targets[0].topicEsc + "/produce"
+	stats := newStats(spec.workers)
 
 	start := time.Now()
 	tctx, cancelT := context.WithDeadline(ctx, start.Add(c.duration))
 	defer cancelT()
 	rctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
-	b := &bench{client: client, t: t, spec: spec, cancel: cancel}
+	b := &bench{client: client, spec: spec, cancel: cancel}
 	var wg sync.WaitGroup
-	for _, ws := range stats {
+	for i, ws := range stats {
+		t := targets[i%len(targets)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -294,27 +380,59 @@ func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 			case modeBatch:
 				b.produceLoop(rctx, ws, t.batch, produceRoute+"/batch", "application/json", body, true)
 			case modeConsume:
-				b.consumeAckLoop(rctx, ws, spec.batch)
+				b.consumeAckLoop(rctx, ws, t, spec.batch)
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	mergeStats(&res, stats, elapsed)
+	mergeStats(&res, stats, time.Since(start))
+	addRunNotes(ctx, c, &res)
+	return res, prefillErr
+}
+
+// runPrefill fills the topic for consume-ack, noting in res how far it got.
+func runPrefill(ctx context.Context, c config, spec runSpec, targets []*target, res *Result) error {
+	pctx, cancel := context.WithTimeout(ctx, max(2*time.Minute, 2*c.duration))
+	n, err := prefill(pctx, targets, spec.prefill, spec.size, min(spec.workers, 8))
+	cancel()
+	res.Prefilled = n
+	if err == nil {
+		return nil
+	}
+	res.addNote(fmt.Sprintf("prefill stopped after %d of %d messages", n, spec.prefill))
+	var missing *errRouteMissing
+	if errors.As(err, &missing) {
+		res.MissingRoute = fmt.Sprintf("%s → %d", missing.route, missing.status)
+		res.FirstErrors = map[string]string{"prefill " + strconv.Itoa(missing.status): missing.body}
+	} else {
+		res.Note += ": " + oneLine(err.Error(), 300)
+	}
+	return fmt.Errorf("prefill stopped after %d of %d messages: %w", n, spec.prefill, err)
+}
+
+func newStats(n int) []*workerStats {
+	stats := make([]*workerStats, n)
+	for i := range stats {
+		stats[i] = &workerStats{}
+	}
+	return stats
+}
+
+// addRunNotes explains a run that counted nothing.
+func addRunNotes(ctx context.Context, c config, res *Result) {
 	if res.Messages == 0 && res.Statuses["404"] > 0 && res.MissingRoute == "" {
 		res.addNote(fmt.Sprintf("no message counted and 404s: does topic %q exist? (-create-topic)", c.topic))
 	}
-	if spec.mode == modeConsume && res.Messages == 0 && res.EmptyPolls > 0 && res.Errors == 0 {
+	if res.Mode == modeConsume && res.Messages == 0 && res.EmptyPolls > 0 && res.Errors == 0 {
 		res.addNote("every poll was empty: nothing to consume (-prefill N)")
 	}
 	if ctx.Err() != nil {
 		res.addNote("interrupted")
 	}
-	return res, prefillErr
 }
 
 func failed(r *Result) bool {
-	return r.Errors > 0 || r.MissingRoute != ""
+	return r.Errors > 0 || r.MissingRoute != "" || (r.Latency != nil && r.Latency.Lost > 0)
 }
 
 func emit(w io.Writer, c config, r *Result) {

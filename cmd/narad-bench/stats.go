@@ -139,17 +139,19 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 // workerStats is what one worker counts; it is touched by that worker only until the run
 // ends, so nothing on the hot path locks.
 type workerStats struct {
-	hist     Histogram
-	msgs     uint64 // messages accepted (produce) or acknowledged (consume-ack)
-	reqs     uint64 // HTTP requests that got a response
-	empty    uint64 // consume polls answered 204
-	errs     uint64 // everything counted in codes
-	codes    map[string]uint64
-	first    map[string]firstErr
-	missing  string // a route the server does not serve, when one was detected
-	buf      bytes.Buffer
-	timer    *time.Timer
-	prevBody *trackedBody
+	hist       Histogram
+	msgs       uint64 // messages accepted (produce) or acknowledged (consume-ack)
+	reqs       uint64 // HTTP requests that got a response
+	empty      uint64 // consume polls answered 204
+	errs       uint64 // everything counted in codes
+	codes      map[string]uint64
+	first      map[string]firstErr
+	missing    string // a route the server does not serve, when one was detected
+	buf        bytes.Buffer
+	timer      *time.Timer
+	prevBody   *trackedBody
+	ackBuf     []byte
+	ackResults ackResults
 }
 
 type firstErr struct {
@@ -176,6 +178,7 @@ type Result struct {
 	Mode         string            `json:"mode"`
 	Workers      int               `json:"workers"`
 	Size         int               `json:"size"`
+	Nodes        int               `json:"nodes,omitempty"` // addresses driven, when more than one
 	Batch        int               `json:"batch"`
 	DurationS    float64           `json:"duration_s"`
 	Prefilled    int               `json:"prefilled,omitempty"`
@@ -194,6 +197,7 @@ type Result struct {
 	FirstErrors  map[string]string `json:"first_errors,omitempty"`
 	MissingRoute string            `json:"missing_route,omitempty"`
 	Note         string            `json:"note,omitempty"`
+	Latency      *LatencyStats     `json:"latency,omitempty"`
 }
 
 func (r *Result) addNote(s string) {
@@ -204,6 +208,30 @@ func (r *Result) addNote(s string) {
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// mergeErrors adds the failures of src (the latency mode's consumers) to dst, their
+// statuses prefixed "consumer ".
+func mergeErrors(dst, src *Result) {
+	dst.Errors += src.Errors
+	for k, c := range src.Statuses {
+		if dst.Statuses == nil {
+			dst.Statuses = map[string]uint64{}
+		}
+		dst.Statuses["consumer "+k] += c
+	}
+	for k, b := range src.FirstErrors {
+		if dst.FirstErrors == nil {
+			dst.FirstErrors = map[string]string{}
+		}
+		dst.FirstErrors["consumer "+k] = b
+	}
+	if src.MissingRoute != "" {
+		dst.MissingRoute = strings.TrimPrefix(dst.MissingRoute+"; "+src.MissingRoute, "; ")
+	}
+}
 
 // mergeStats folds the workers' counts into r.
 func mergeStats(r *Result, all []*workerStats, elapsed time.Duration) {
@@ -234,10 +262,10 @@ func mergeStats(r *Result, all []*workerStats, elapsed time.Duration) {
 		}
 		r.FirstErrors[k] = f.body
 	}
-	r.DurationS = math.Round(elapsed.Seconds()*1000) / 1000
+	r.DurationS = round3(elapsed.Seconds())
 	if s := elapsed.Seconds(); s > 0 {
-		r.MsgsPerSec = math.Round(float64(r.Messages)/s*10) / 10
-		r.ReqsPerSec = math.Round(float64(r.Requests)/s*10) / 10
+		r.MsgsPerSec = round1(float64(r.Messages) / s)
+		r.ReqsPerSec = round1(float64(r.Requests) / s)
 	}
 	r.LatencyN = h.Count()
 	r.P50Ms = ms(h.Quantile(0.50))
@@ -299,6 +327,9 @@ func writeText(w io.Writer, r *Result) {
 	if r.batched() {
 		fmt.Fprintf(w, " batch=%d", r.Batch)
 	}
+	if r.Nodes > 1 {
+		fmt.Fprintf(w, " nodes=%d", r.Nodes)
+	}
 	fmt.Fprintf(w, " duration=%.2fs\n", r.DurationS)
 	if r.Prefilled > 0 {
 		fmt.Fprintf(w, "  prefilled  %d messages\n", r.Prefilled)
@@ -317,12 +348,35 @@ func writeText(w io.Writer, r *Result) {
 	for _, k := range sortedKeys(r.Statuses) {
 		fmt.Fprintf(w, "    %-12s ×%d  first: %s\n", k, r.Statuses[k], oneLine(r.FirstErrors[k], 300))
 	}
+	if r.Latency != nil {
+		writeLatency(w, r.Latency)
+	}
 	if r.MissingRoute != "" {
 		fmt.Fprintf(w, "  ROUTE NOT SERVED: %s\n", r.MissingRoute)
 	}
 	if r.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", r.Note)
 	}
+}
+
+// writeLatency prints the latency mode's own figures.
+func writeLatency(w io.Writer, l *LatencyStats) {
+	rate := "unlimited"
+	if l.RatePerSec > 0 {
+		rate = fmt.Sprintf("%g msg/s", l.RatePerSec)
+	}
+	fmt.Fprintf(w, "  load       %d producers at %s, %d consumers (%d consume/ack requests, %d empty polls)\n",
+		l.Producers, rate, l.Consumers, l.ConsumeReqs, l.EmptyPolls)
+	fmt.Fprintf(w, "  202→consumable  p50 %s  p99 %s  max %s  mean %s  (n=%d)\n",
+		fmtMs(l.P50Ms), fmtMs(l.P99Ms), fmtMs(l.MaxMs), fmtMs(l.MeanMs), l.LatencyN)
+	fmt.Fprintf(w, "  delivery   %d answered 202, %d received, %d LOST, %d duplicates, %d received without a 202, %d received before their 202 was read, %d foreign\n",
+		l.Produced, l.Received, l.Lost, l.Duplicates, l.Unanswered, l.Early, l.Foreign)
+	drained := "all received"
+	if l.DrainTimedOut {
+		drained = "gave up"
+	}
+	fmt.Fprintf(w, "  consumers  %.1f msg/s while producing; %d not yet received when producing stopped; %s after %.3fs more\n",
+		l.ReceivedPerS, l.Backlog, drained, l.DrainS)
 }
 
 // writeTable prints the suite as a Markdown table followed by the first error bodies.
