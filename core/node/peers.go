@@ -46,6 +46,10 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onAckRequest(nowNs, from, m)
 	case wire.AckResponse:
 		n.answered(nowNs, from, m.ID, m)
+	case wire.StatsRequest:
+		n.onStatsRequest(nowNs, from, m)
+	case wire.StatsResponse:
+		n.answered(nowNs, from, m.ID, m)
 	case wire.ProposeRequest:
 		n.onProposeRequest(nowNs, from, m)
 	case wire.ProposeResponse:

@@ -137,3 +137,30 @@ func consumeAnswer(topic string, m wire.Message) ([]Message, error) {
 	}
 	return msgs, nil
 }
+
+// remoteStats asks every other live owner of t for its partitions' stats, fills them in
+// and answers; an owner that does not answer within RouteTimeoutNs leaves zeros.
+func (n *Node) remoteStats(nowNs int64, token uint64, t meta.Topic, stats []PartitionStats) {
+	owners := n.remoteOwners(t)
+	pending := len(owners)
+	if pending == 0 {
+		n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
+		return
+	}
+	for _, owner := range owners {
+		n.call(nowNs, owner, RouteTimeoutNs,
+			func(id uint64) wire.Message { return wire.StatsRequest{ID: id, Topic: t.Name} },
+			func(_ int64, m wire.Message) {
+				if r, ok := m.(wire.StatsResponse); ok && r.Status == wire.StatusOK {
+					for _, ps := range r.Partitions {
+						if ps.Index < t.Partitions && n.ownerOf(t, ps.Index) == owner {
+							stats[ps.Index] = fillStats(stats[ps.Index], ps)
+						}
+					}
+				}
+				if pending--; pending == 0 {
+					n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
+				}
+			})
+	}
+}

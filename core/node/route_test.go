@@ -115,3 +115,23 @@ func TestPinnedConsumeRoutedAndLosersReleased(t *testing.T) {
 		t.Fatalf("nothing left: %+v", r)
 	}
 }
+
+// GET on a topic shows every partition's stats, fetched from its owner, on any node.
+func TestTopicStatsFromOwners(t *testing.T) {
+	c, ownerOf := routedCluster(t)
+	for i := range c.nodes {
+		r := c.do(i, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") })
+		if r.Err != nil || len(r.Stats) != 3 {
+			t.Fatalf("stats on node %d: %+v", i+1, r)
+		}
+		for _, ps := range r.Stats {
+			owner := fmt.Sprint(ownerOf[int64(ps.Index)] + 1)
+			if ownerOf[int64(ps.Index)] == i {
+				owner = fmt.Sprintf("n%d", i+1)
+			}
+			if ps.HighWatermark != 1 || ps.SizeBytes == 0 || ps.OwnerNode != owner {
+				t.Fatalf("node %d shows partition %d as %+v: want high watermark 1, its bytes, owner %s", i+1, ps.Index, ps, owner)
+			}
+		}
+	}
+}

@@ -122,3 +122,18 @@ func statusError(st wire.Status, reason string) error {
 	}
 	return fmt.Errorf("%w: the partition's owner: %s", ErrNotReady, reason)
 }
+
+// onStatsRequest answers the stats of this node's partitions of a topic.
+func (n *Node) onStatsRequest(nowNs int64, from uint64, m wire.StatsRequest) {
+	resp := wire.StatsResponse{ID: m.ID, Status: wire.StatusOK}
+	t, ok := n.meta.Topic(m.Topic)
+	switch err := n.IsReady(); {
+	case err != nil:
+		resp.Status, _ = errorStatus(err)
+	case !ok:
+		resp.Status = wire.StatusNotFound
+	default:
+		resp.Partitions = n.localStats(nowNs, t)
+	}
+	n.send(from, resp)
+}

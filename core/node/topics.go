@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
+	"github.com/narad/narad/core/wire"
 )
 
 // Topic requests go through the metastore and are answered once applied locally.
@@ -160,8 +161,8 @@ func apiTopic(t meta.Topic) Topic {
 }
 
 // GetTopic answers a topic with its partitions' stats (opening this node's partitions as
-// needed: those still recovering show zeros). A partition another member owns shows its
-// owner's member id and zeros: its stats live on the owner (not fetched yet).
+// needed: those still recovering show zeros). The stats of a partition another member
+// owns come from the owner (route.go); one that does not answer in time shows zeros.
 func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, name)
@@ -171,18 +172,34 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	stats := make([]PartitionStats, t.Partitions)
 	for i := range stats {
 		stats[i] = PartitionStats{Index: uint32(i), OwnerNode: n.ownerName(t, uint32(i))}
-		if n.ownerOf(t, uint32(i)) != n.meta.ID() {
+	}
+	for _, ps := range n.localStats(nowNs, t) {
+		stats[ps.Index] = fillStats(stats[ps.Index], ps)
+	}
+	n.remoteStats(nowNs, token, t, stats)
+}
+
+// localStats are the stats of this node's partitions of t.
+func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
+	var out []wire.PartitionStat
+	for i := range t.Partitions {
+		if n.ownerOf(t, i) != n.meta.ID() {
 			continue
 		}
-		p := n.partitionFor(nowNs, t, uint32(i))
-		if p.ready() {
-			hw := p.log.HighWatermark()
-			stats[i].HighWatermark, stats[i].NextOffset = hw, hw
-			stats[i].OldestOffset, stats[i].SizeBytes = p.log.OldestOffset(), p.log.SizeBytes()
-			stats[i].InFlight = p.leases.InFlight()
+		ps := wire.PartitionStat{Index: i}
+		if p := n.partitionFor(nowNs, t, i); p.ready() {
+			ps.HighWatermark, ps.OldestOffset = p.log.HighWatermark(), p.log.OldestOffset()
+			ps.SizeBytes, ps.InFlight = uint64(p.log.SizeBytes()), uint32(p.leases.InFlight())
 		}
+		out = append(out, ps)
 	}
-	n.respond(Response{Token: token, Topic: apiTopic(t), Stats: stats})
+	return out
+}
+
+func fillStats(s PartitionStats, ps wire.PartitionStat) PartitionStats {
+	s.HighWatermark, s.NextOffset, s.OldestOffset = ps.HighWatermark, ps.HighWatermark, ps.OldestOffset
+	s.SizeBytes, s.InFlight = int64(ps.SizeBytes), int(ps.InFlight)
+	return s
 }
 
 // ownerName names a partition's owner: this node's name (NodeID) when it owns it, the

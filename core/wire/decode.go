@@ -36,6 +36,10 @@ func Decode(b []byte) (Message, error) {
 		m = r.ackRequest()
 	case KindAckResponse:
 		m = r.ackResponse()
+	case KindStatsRequest:
+		m = StatsRequest{ID: r.u64(), Topic: r.string16()}
+	case KindStatsResponse:
+		m = r.statsResponse()
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))

@@ -31,6 +31,10 @@
 //	                        handles: handle_len u16 | handle
 //	kind 10 AckResponse     id u64 | status u8 | reason_len u16 | reason | count u16 |
 //	                        count results u8
+//	kind 11 StatsRequest    id u64 | topic_len u16 | topic
+//	kind 12 StatsResponse   id u64 | status u8 | count u16 | count partitions: index u32 |
+//	                        high_watermark u64 | oldest_offset u64 | size_bytes u64 |
+//	                        in_flight u32
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

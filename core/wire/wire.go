@@ -37,10 +37,13 @@ const (
 	KindConsumeResponse
 	KindAckRequest
 	KindAckResponse
+	KindStatsRequest
+	KindStatsResponse
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
-// ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse.
+// ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse, StatsRequest,
+// StatsResponse.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte

@@ -10,9 +10,18 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 9).Draw(t, "kind") {
+	switch rapid.IntRange(0, 11).Draw(t, "kind") {
 	case 6, 7, 8, 9:
 		return genRouted(t)
+	case 10:
+		return StatsRequest{ID: rapid.Uint64().Draw(t, "id"), Topic: rapid.StringMatching(`[a-z.]{1,20}`).Draw(t, "topic")}
+	case 11:
+		m := StatsResponse{ID: rapid.Uint64().Draw(t, "id"), Status: Status(rapid.IntRange(1, int(statusEnd)-1).Draw(t, "status"))}
+		for range rapid.IntRange(0, 4).Draw(t, "n") {
+			m.Partitions = append(m.Partitions, PartitionStat{Index: rapid.Uint32().Draw(t, "i"), HighWatermark: rapid.Uint64().Draw(t, "hw"),
+				OldestOffset: rapid.Uint64().Draw(t, "old"), SizeBytes: rapid.Uint64().Draw(t, "size"), InFlight: rapid.Uint32().Draw(t, "inflight")})
+		}
+		return m
 	case 4:
 		return ProposeRequest{ID: rapid.Uint64().Draw(t, "id"), Command: rapid.SliceOfN(rapid.Byte(), 1, 64).Draw(t, "cmd")}
 	case 5:
@@ -69,6 +78,9 @@ func normalizeRouted(m Message) Message {
 		return r
 	case AckResponse:
 		r.Results = append([]uint8{}, r.Results...)
+		return r
+	case StatsResponse:
+		r.Partitions = append([]PartitionStat{}, r.Partitions...)
 		return r
 	}
 	return m
@@ -195,6 +207,8 @@ func FuzzDecode(f *testing.F) {
 			{Partition: 2, Offset: 4, Payload: []byte("w")}}},
 		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
+		StatsRequest{ID: 10, Topic: "orders"},
+		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 	} {
 		b, err := Encode(nil, m)
 		if err != nil {
