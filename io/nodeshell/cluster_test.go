@@ -32,13 +32,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// openCluster opens shells 3, 2, 1 on loopback ports the kernel picks. Each is told only
-// of the shells opened before it (higher ids): node 3 knows nobody and accepts its peers'
-// connections, and every node learns the others' addresses from the members.
+// openCluster opens shells 1, 2, 3 on loopback ports the kernel picks. Each is told only
+// of the shells opened before it (lower ids, which a node dials): node 1 knows nobody and
+// accepts its peers' connections, and every node learns the others' addresses from the
+// members.
 func openCluster(t *testing.T) []*Shell {
 	shells := make([]*Shell, 3)
 	known := map[uint64]string{}
-	for id := uint64(3); id >= 1; id-- {
+	for id := uint64(1); id <= 3; id++ {
 		cfg := node.Config{NodeID: fmt.Sprintf("n%d", id), Meta: meta.Config{ID: id, Voters: []uint64{1, 2, 3}}}
 		s, err := OpenCluster(t.TempDir(), cfg, Cluster{Listen: "127.0.0.1:0", Secret: testSecret,
 			Peers: maps.Clone(known), Logger: slog.New(slog.DiscardHandler)})
