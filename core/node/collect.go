@@ -67,7 +67,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	}
 	if rd.Recovered != nil {
 		n.metaReady = true
-		n.nextHeartbeatNs = max(nowNs, 1) // the first heartbeat goes out at once
+		n.nextHeartbeatNs = max(nowNs, 1) // the first heartbeat goes out at once (a Hello too)
 		n.maybeStart(nowNs)
 	}
 	if rd.Failed != nil {

@@ -189,3 +189,45 @@ func (n *Node) commitTimeout() int64 {
 	}
 	return dispatch.DefaultCommitTimeoutNs
 }
+
+// hellosSent: a new process repeats its Hello with its first heartbeats (connections to
+// peers may not be up yet, and messages are best effort); a peer acts on the first.
+const hellosSent = 20
+
+// hello tells every other member and initial voter this process started, once the
+// metastore recovered: a peer then fails the commits it sent to this node's earlier
+// process at once instead of after the commit timeout (they are lost with it, or were
+// committed by it: sending them again is a duplicate at most, as after a timeout).
+func (n *Node) hello() {
+	if n.helloNonce == 0 {
+		n.helloNonce = n.rand.Uint64() | 1
+	}
+	ids := map[uint64]bool{}
+	for _, m := range n.meta.Members() {
+		ids[m.ID] = true
+	}
+	for _, v := range n.cfg.Meta.Voters {
+		ids[v] = true
+	}
+	delete(ids, n.meta.ID())
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		n.send(id, wire.Hello{From: n.meta.ID(), Nonce: n.helloNonce})
+	}
+}
+
+// onHello fails the commits this node sent to an earlier process of the peer (a new
+// nonce: a duplicated or late Hello changes nothing).
+func (n *Node) onHello(nowNs int64, from uint64, m wire.Hello) {
+	if m.From != from || n.peerNonce[from] == m.Nonce {
+		return
+	}
+	n.peerNonce[from] = m.Nonce
+	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
+		if rc := n.remote[id]; rc.owner == from {
+			delete(n.remote, id)
+			if n.disp != nil {
+				n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
+			}
+		}
+	}
+}

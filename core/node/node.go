@@ -81,6 +81,9 @@ type Node struct {
 	fwdBase, nextFwd   uint64                  // forward ids: a random base per process
 	peerProposals      map[uint64]peerProposal // metastore token -> a follower's write
 	seenApplied        uint64                  // the metastore index topics were synced at
+	helloNonce         uint64                  // this process's, sent in its Hellos
+	hellos             uint64                  // Hellos sent so far (hellosSent at most)
+	peerNonce          map[uint64]uint64       // peer -> the nonce of its last Hello
 	calls              map[uint64]*peerCall    // call id -> a request to a peer
 	callBase, nextCall uint64
 	internals          map[uint64]func(int64, Response) // internal token -> continuation
@@ -101,6 +104,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
 		forwards: map[uint64]*forwardOp{}, peerProposals: map[uint64]peerProposal{},
 		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},
+		peerNonce:     map[uint64]uint64{},
 		commitLatency: newHistogram(),
 	}
 }

@@ -46,6 +46,8 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onAckRequest(nowNs, from, m)
 	case wire.AckResponse:
 		n.answered(nowNs, from, m.ID, m)
+	case wire.Hello:
+		n.onHello(nowNs, from, m)
 	case wire.StatsRequest:
 		n.onStatsRequest(nowNs, from, m)
 	case wire.StatsResponse:
@@ -87,6 +89,10 @@ func (n *Node) heartbeat(nowNs int64) {
 		return
 	}
 	n.nextHeartbeatNs = nowNs + n.heartbeatInterval()
+	if n.hellos < hellosSent {
+		n.hellos++
+		n.hello()
+	}
 	self := n.meta.ID()
 	switch leader := n.meta.LeaderID(); leader {
 	case 0: // a joiner (or an election): the initial voters, one of which leads

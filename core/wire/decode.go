@@ -40,6 +40,8 @@ func Decode(b []byte) (Message, error) {
 		m = StatsRequest{ID: r.u64(), Topic: r.string16()}
 	case KindStatsResponse:
 		m = r.statsResponse()
+	case KindHello:
+		m = Hello{From: r.u64(), Nonce: r.u64()}
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))

@@ -35,6 +35,7 @@
 //	kind 12 StatsResponse   id u64 | status u8 | count u16 | count partitions: index u32 |
 //	                        high_watermark u64 | oldest_offset u64 | size_bytes u64 |
 //	                        in_flight u32
+//	kind 13 Hello           from u64 | nonce u64: node from's process started
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

@@ -70,3 +70,18 @@ func (r *reader) statsResponse() StatsResponse {
 	}
 	return m
 }
+
+// Hello says node From's process started (Nonce is drawn per process): requests sent to
+// an earlier process of From that are still unanswered never will be.
+type Hello struct {
+	From, Nonce uint64
+}
+
+func (Hello) Kind() Kind { return KindHello }
+
+func (m Hello) valid() bool { return m.From != 0 }
+
+func (m Hello) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.From)
+	return binary.LittleEndian.AppendUint64(b, m.Nonce)
+}

@@ -39,11 +39,12 @@ const (
 	KindAckResponse
 	KindStatsRequest
 	KindStatsResponse
+	KindHello
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
 // ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse, StatsRequest,
-// StatsResponse.
+// StatsResponse, Hello.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte

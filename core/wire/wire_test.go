@@ -10,7 +10,9 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 11).Draw(t, "kind") {
+	switch rapid.IntRange(0, 12).Draw(t, "kind") {
+	case 12:
+		return Hello{From: rapid.Uint64Min(1).Draw(t, "from"), Nonce: rapid.Uint64().Draw(t, "nonce")}
 	case 6, 7, 8, 9:
 		return genRouted(t)
 	case 10:
@@ -207,7 +209,7 @@ func FuzzDecode(f *testing.F) {
 			{Partition: 2, Offset: 4, Payload: []byte("w")}}},
 		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
-		StatsRequest{ID: 10, Topic: "orders"},
+		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 	} {
 		b, err := Encode(nil, m)

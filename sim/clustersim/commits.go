@@ -19,23 +19,25 @@ type commitRef struct {
 
 type openCommit struct {
 	sender   *member
+	to       uint64
 	deadline int64 // on the sender's clock, as its dispatcher counts
 	msgs     []uint64
 }
 
 // commitTracker holds the remote commits sent and neither answered nor timed out.
 type commitTracker struct {
-	open  map[commitRef]openCommit
-	holds map[[2]uint64]commitRef // (epoch, message id) -> the open commit holding it
+	open   map[commitRef]openCommit
+	holds  map[[2]uint64]commitRef // (epoch, message id) -> the open commit holding it
+	nonces map[[2]uint64]uint64    // (epoch, peer) -> the nonce of the peer's last Hello
 }
 
 func newCommitTracker() commitTracker {
-	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}}
+	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}, nonces: map[[2]uint64]uint64{}}
 }
 
 // sent notes a message node mb sends; a CommitRequest must not carry a message that an
 // open commit of the same process holds.
-func (u *run) commitSent(mb *member, body []byte) {
+func (u *run) commitSent(mb *member, to uint64, body []byte) {
 	m, err := wire.Decode(body)
 	req, ok := m.(wire.CommitRequest)
 	if err != nil || !ok {
@@ -43,7 +45,7 @@ func (u *run) commitSent(mb *member, body []byte) {
 	}
 	u.expireCommits()
 	ref := commitRef{epoch: mb.epoch, id: req.ID}
-	oc := openCommit{sender: mb, deadline: u.nowOf(mb) + u.o.CommitTimeoutNs}
+	oc := openCommit{sender: mb, to: to, deadline: u.nowOf(mb) + u.o.CommitTimeoutNs}
 	for _, r := range req.Records {
 		id, ok := payloadID(r.Payload)
 		if !ok {
@@ -80,6 +82,23 @@ func (u *run) closeCommit(ref commitRef) {
 func (u *run) expireCommits() {
 	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
 		if u.nowOf(oc.sender) >= oc.deadline {
+			u.closeCommit(ref)
+		}
+	}
+}
+
+// commitHello mirrors the node: a Hello with a new nonce from peer `from` (its process
+// restarted) closes every open commit the receiving process sent to it.
+func (u *run) commitHello(mb *member, from uint64, body []byte) {
+	m, err := wire.Decode(body)
+	h, ok := m.(wire.Hello)
+	key := [2]uint64{mb.epoch, from}
+	if err != nil || !ok || h.From != from || u.commits.nonces[key] == h.Nonce {
+		return
+	}
+	u.commits.nonces[key] = h.Nonce
+	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
+		if ref.epoch == mb.epoch && oc.to == from {
 			u.closeCommit(ref)
 		}
 	}

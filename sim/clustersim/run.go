@@ -287,7 +287,7 @@ func (u *run) drain(i int) {
 		u.s.At(u.s.Now()+lat, event{kind: evOpDone, node: i, epoch: mb.epoch, op: op})
 	}
 	for _, out := range rd.Messages {
-		u.commitSent(mb, out.Body)
+		u.commitSent(mb, out.To, out.Body)
 		for _, d := range u.net.Send(u.s.Now(), mb.id, out.To, out.Body) {
 			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
 		}
@@ -314,6 +314,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	u.record('m', d.From, d.To, uint64(len(d.Msg)))
 	u.commitAnswered(u.members[i], d.Msg)
+	u.commitHello(u.members[i], d.From, d.Msg)
 	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
 }
