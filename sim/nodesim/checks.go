@@ -4,67 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/invariants"
 )
 
-// image is what the durable files say: every message id held by the WAL at or above its
-// durable checkpoint, and every CRC-valid partition record by partition directory and
-// offset. Damaged frames are skipped, as recovery skips them.
-type image struct {
-	walIDs map[uint64][]byte            // id -> payload, from the WAL at or above its checkpoint
-	parts  map[string]map[uint64][]byte // partition dir -> offset -> payload
-	ids    map[uint64]bool              // ids in any partition record
-}
-
-func (u *run) readImage() image {
-	files := u.d.DurableFiles()
-	img := image{walIDs: map[uint64][]byte{}, parts: map[string]map[uint64][]byte{}, ids: map[uint64]bool{}}
-	w := invariants.ReadWALImage(files, "wal")
-	for seq, p := range w.Records { //narad:unordered (builds a map)
-		if w.HasCheckpoint && seq < w.Checkpoint {
-			continue
-		}
-		if id, ok := payloadID(p); ok {
-			img.walIDs[id] = p
-		}
-	}
-	names := make([]string, 0, len(files))
-	for name := range files { //narad:sorted
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		rest, ok := strings.CutPrefix(name, "parts/")
-		dir, file, ok2 := strings.Cut(rest, "/")
-		if !ok || !ok2 || !strings.HasSuffix(file, ".log") {
-			continue
-		}
-		if img.parts[dir] == nil {
-			img.parts[dir] = map[uint64][]byte{}
-		}
-		img.decodeSegment(dir, files[name])
-	}
-	return img
-}
-
-func (img *image) decodeSegment(dir string, b []byte) {
-	for p := 0; p < len(b); {
-		bt, n, err := plog.DecodeBatch(b[p:])
-		if err != nil {
-			p++ // resync on the next valid frame
-			continue
-		}
-		for i, e := range bt.Entries {
-			img.parts[dir][bt.BaseOffset+uint64(i)] = e.Payload
-			if id, ok := payloadID(e.Payload); ok {
-				img.ids[id] = true
-			}
-		}
-		p += n
-	}
+// readImage is the node's durable image (invariants.ReadBrokerImage).
+func (u *run) readImage() invariants.BrokerImage {
+	return invariants.ReadBrokerImage(u.d.DurableFiles(), payloadID)
 }
 
 // checkDurable is invariant 1 (and 5: a record below the durable checkpoint must be in a
@@ -76,10 +22,10 @@ func (u *run) checkDurable() {
 	u.stats.Checks++
 	img := u.readImage()
 	for _, id := range sortedKeys(u.m.acked) {
-		if img.ids[id] {
+		if img.IDs[id] {
 			continue
 		}
-		p, ok := img.walIDs[id]
+		p, ok := img.WALIDs[id]
 		if !ok {
 			u.violate(fmt.Errorf("invariant 1: message %d answered 202 is in no durable copy (neither the WAL at or above its checkpoint nor a partition log)", id))
 			return
@@ -102,7 +48,7 @@ func (u *run) checkVisibility() {
 		dir := fmt.Sprintf("%016x-%d", pr.topicID, pr.index)
 		offs := u.m.seen[pr]
 		for _, off := range sortedKeys(offs) {
-			got, ok := img.parts[dir][off]
+			got, ok := img.Parts[dir][off]
 			if !ok {
 				u.violate(fmt.Errorf("invariant 4: offset %d of partition %s was delivered and is gone from the durable log", off, dir))
 				return
