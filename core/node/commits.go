@@ -92,17 +92,49 @@ func (n *Node) enqueueCommit(nowNs int64, t meta.Topic, index uint32, job commit
 	n.startQueued(nowNs, p)
 }
 
-// startQueued starts the partition's next commit when it is ready and idle.
+// mergedCommitBytesMax bounds the key and payload bytes of the jobs one log commit takes
+// together (a single job may be larger: it came within the dispatcher's 8 MiB bound).
+const mergedCommitBytesMax = 8 << 20
+
+// startQueued starts the partition's next commit when it is ready and idle. Jobs queued
+// meanwhile (from this node's dispatcher and its peers') go together in one log commit,
+// one fdatasync and one read-back, each answered with its own offsets.
 func (n *Node) startQueued(nowNs int64, p *partition) bool {
 	if !p.ready() || p.inflight != nil || len(p.queued) == 0 {
 		return false
 	}
-	job := p.queued[0]
-	p.queued = p.queued[1:]
+	take, size, count := 0, 0, 0
+	for take < len(p.queued) {
+		s, c := jobBytes(p.queued[take]), len(p.queued[take].entries)
+		if take > 0 && (size+s > mergedCommitBytesMax || count+c > plog.EntriesMax) {
+			break
+		}
+		size, count = size+s, count+c
+		take++
+	}
+	jobs := slices.Clone(p.queued[:take])
+	p.queued = p.queued[take:]
+	entries := jobs[0].entries
+	if take > 1 {
+		entries = make([]plog.Entry, 0, count)
+		for _, j := range jobs {
+			entries = append(entries, j.entries...)
+		}
+	}
 	n.commitTk++
-	p.inflight, p.commitTok, p.commitAt = &job, n.commitTk, nowNs
-	p.log.Commit(nowNs, n.commitTk, job.entries)
+	n.partCommits++
+	n.commitJobs += uint64(len(jobs))
+	p.inflight, p.commitTok, p.commitAt = jobs, n.commitTk, nowNs
+	p.log.Commit(nowNs, n.commitTk, entries)
 	return true
+}
+
+func jobBytes(j commitJob) int {
+	n := 0
+	for _, e := range j.entries {
+		n += len(e.Key) + len(e.Payload)
+	}
+	return n
 }
 
 // finishCommit answers a commit job: to the dispatcher, or to the peer that sent it.

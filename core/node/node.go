@@ -65,30 +65,31 @@ type Node struct {
 	parts    map[partKey]*partition
 	partKeys []partKey // sorted: the order of every pass over partitions
 
-	produces           map[uint64]*produceOp // client token -> produce in progress
-	walTokens          map[uint64]walAppend  // WAL token -> the record and its produce
-	nextWALTk          uint64
-	rr                 map[string]uint32 // round-robin cursor per topic
-	consumes           map[uint64]*consumeOp
-	topicOps           map[uint64]uint64  // metastore token -> client token
-	readOps            map[uint64]readRef // plog read token -> consume waiting for it
-	nextTk             uint64
-	nextHeartbeatNs    int64
-	commitTk           uint64                  // partition log commit tokens
-	remote             map[uint64]remoteCommit // request id -> a commit sent to a peer
-	remoteBase         uint64                  // this process's first request id
-	forwards           map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
-	fwdBase, nextFwd   uint64                  // forward ids: a random base per process
-	peerProposals      map[uint64]peerProposal // metastore token -> a follower's write
-	seenApplied        uint64                  // the metastore index topics were synced at
-	helloNonce         uint64                  // this process's, sent in its Hellos
-	hellos             uint64                  // Hellos sent so far (hellosSent at most)
-	peerNonce          map[uint64]uint64       // peer -> the nonce of its last Hello
-	calls              map[uint64]*peerCall    // call id -> a request to a peer
-	callBase, nextCall uint64
-	internals          map[uint64]func(int64, Response) // internal token -> continuation
-	internalDone       []Response
-	nextInternal       uint64
+	produces                map[uint64]*produceOp // client token -> produce in progress
+	walTokens               map[uint64]walAppend  // WAL token -> the record and its produce
+	nextWALTk               uint64
+	rr                      map[string]uint32 // round-robin cursor per topic
+	consumes                map[uint64]*consumeOp
+	topicOps                map[uint64]uint64  // metastore token -> client token
+	readOps                 map[uint64]readRef // plog read token -> consume waiting for it
+	nextTk                  uint64
+	nextHeartbeatNs         int64
+	commitTk                uint64                  // partition log commit tokens
+	partCommits, commitJobs uint64                  // partition log commits, and the jobs they carried
+	remote                  map[uint64]remoteCommit // request id -> a commit sent to a peer
+	remoteBase              uint64                  // this process's first request id
+	forwards                map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
+	fwdBase, nextFwd        uint64                  // forward ids: a random base per process
+	peerProposals           map[uint64]peerProposal // metastore token -> a follower's write
+	seenApplied             uint64                  // the metastore index topics were synced at
+	helloNonce              uint64                  // this process's, sent in its Hellos
+	hellos                  uint64                  // Hellos sent so far (hellosSent at most)
+	peerNonce               map[uint64]uint64       // peer -> the nonce of its last Hello
+	calls                   map[uint64]*peerCall    // call id -> a request to a peer
+	callBase, nextCall      uint64
+	internals               map[uint64]func(int64, Response) // internal token -> continuation
+	internalDone            []Response
+	nextInternal            uint64
 
 	commitLatency Histogram
 }

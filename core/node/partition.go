@@ -32,7 +32,7 @@ type partition struct {
 	leases      *lease.Manager
 	logReady    bool
 	leasesReady bool
-	inflight    *commitJob  // the commit in flight, nil when none
+	inflight    []commitJob // the jobs of the commit in flight (one log commit), nil when none
 	commitTok   uint64      // its token with the log
 	commitAt    int64       // when it started
 	queued      []commitJob // commits waiting for recovery or for the one in flight
@@ -107,14 +107,19 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 // onCommitDone: the records are durable and verified (or not). Visibility moves with the
 // high-watermark; waiting consumers are woken.
 func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
-	job := p.inflight
-	assert(job != nil && c.Token == p.commitTok, "a commit answer with no commit in flight")
+	jobs := p.inflight
+	assert(jobs != nil && c.Token == p.commitTok, "a commit answer with no commit in flight")
 	p.inflight, p.commitTok = nil, 0
 	n.commitLatency.Observe(nowNs - p.commitAt)
 	if c.Err == nil {
 		p.leases.SetHighWatermark(p.log.HighWatermark())
 	}
-	n.finishCommit(nowNs, *job, c, c.Err)
+	base := c.BaseOffset
+	for _, job := range jobs { // each job's records, in order, from the commit's base
+		done := plog.CommitDone{Token: c.Token, BaseOffset: base, Count: len(job.entries), Err: c.Err}
+		base += uint64(len(job.entries))
+		n.finishCommit(nowNs, job, done, c.Err)
+	}
 	if c.Err == nil {
 		n.wakeConsumers(nowNs, p)
 	}

@@ -48,13 +48,17 @@ type Stats struct {
 	// ConsumesWaiting counts the entries of the partitions' lists of parked consumes:
 	// at most one per parked consume and partition it may take from.
 	ConsumesWaiting int
-	CommitLatency   Histogram
-	Dispatch        dispatch.Stats // counters since this process started
+	// PartitionCommits and CommitJobs count this process's partition log commits and the
+	// commits (of this node's dispatcher and its peers') they carried: more jobs than
+	// commits means queued jobs went together.
+	PartitionCommits, CommitJobs uint64
+	CommitLatency                Histogram
+	Dispatch                     dispatch.Stats // counters since this process started
 }
 
 // Stats returns a snapshot.
 func (n *Node) Stats() Stats {
-	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone()}
+	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone(), PartitionCommits: n.partCommits, CommitJobs: n.commitJobs}
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
 		s.Dispatch = n.disp.Stats()

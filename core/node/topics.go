@@ -105,8 +105,8 @@ func (n *Node) dropDeletedPartitions() {
 				n.respond(Response{Token: tok, Err: ErrTopicNotFound})
 			}
 		}
-		if p.inflight != nil {
-			n.finishCommit(0, *p.inflight, plog.CommitDone{}, errPartitionDropped)
+		for _, job := range p.inflight {
+			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
 		}
 		for _, job := range p.queued {
 			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
