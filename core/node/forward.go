@@ -3,8 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/wire"
@@ -24,12 +22,10 @@ const ForwardTimeoutNs = 10_000_000_000
 // tokens are small counters and never have this bit).
 const barrierOfForward = 1 << 63
 
-// forwardOp is a topic write waiting for the leader, then for the local barrier.
+// forwardOp is a forwarded topic write the leader applied, waiting for the local barrier.
 type forwardOp struct {
-	token    uint64 // the client's
-	leader   uint64
-	cmd      meta.Command
-	deadline int64
+	token uint64 // the client's
+	cmd   meta.Command
 }
 
 // peerProposal is a proposal this leader makes for a follower.
@@ -37,15 +33,12 @@ type peerProposal struct {
 	from, id uint64
 }
 
-// forward sends cmd to the metastore leader for the client request token.
+// forward sends cmd to the metastore leader for the client request token, as a call
+// (calls.go): no answer within ForwardTimeoutNs is ErrNotReady.
 func (n *Node) forward(nowNs int64, token, leader uint64, cmd meta.Command) {
-	if n.fwdBase == 0 {
-		n.fwdBase = n.rand.Uint64() >> 2
-	}
-	n.nextFwd++
-	id := n.fwdBase + n.nextFwd
-	n.forwards[id] = &forwardOp{token: token, leader: leader, cmd: cmd, deadline: nowNs + ForwardTimeoutNs}
-	n.send(leader, wire.ProposeRequest{ID: id, Command: meta.EncodeCommand(cmd)})
+	n.call(nowNs, leader, ForwardTimeoutNs,
+		func(id uint64) wire.Message { return wire.ProposeRequest{ID: id, Command: meta.EncodeCommand(cmd)} },
+		func(now int64, m wire.Message) { n.onForwarded(now, forwardOp{token: token, cmd: cmd}, m) })
 }
 
 // onProposeRequest proposes a follower's write when this node leads the metastore.
@@ -90,21 +83,21 @@ func proposeCode(err error) (wire.ProposeCode, string) {
 
 func truncate(s string, n int) string { return s[:min(len(s), n)] }
 
-// onProposeResponse takes the leader's answer: an applied write waits for the local
-// barrier; a refusal answers the client now.
-func (n *Node) onProposeResponse(nowNs int64, from uint64, m wire.ProposeResponse) {
-	f, ok := n.forwards[m.ID]
-	if !ok || f.leader != from {
-		return // a duplicate, a late answer, or one meant for an earlier process
+// onForwarded takes the leader's answer (nil: none in time): an applied write waits for
+// the local barrier; anything else answers the client now.
+func (n *Node) onForwarded(nowNs int64, f forwardOp, m wire.Message) {
+	r, ok := m.(wire.ProposeResponse)
+	switch {
+	case !ok:
+		n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the metastore leader did not answer in time (the write may be done)", ErrNotReady)})
+	case r.Code != wire.ProposeOK:
+		n.respond(Response{Token: f.token, Err: forwardError(r)})
+	default:
+		n.nextFwd++
+		tok := barrierOfForward | n.nextFwd
+		n.fwdBarriers[tok] = f
+		n.meta.Barrier(nowNs, tok) // the metastore answers every barrier, in time or not
 	}
-	if m.Code != wire.ProposeOK {
-		delete(n.forwards, m.ID)
-		n.respond(Response{Token: f.token, Err: forwardError(m)})
-		return
-	}
-	f.deadline = nowNs + ForwardTimeoutNs
-	f.leader = 0 // answered: only the barrier is left
-	n.meta.Barrier(nowNs, m.ID|barrierOfForward)
 }
 
 func forwardError(m wire.ProposeResponse) error {
@@ -125,12 +118,11 @@ func forwardError(m wire.ProposeResponse) error {
 
 // onForwardBarrier answers a forwarded write once the local replica applied it.
 func (n *Node) onForwardBarrier(token uint64, err error) {
-	id := token &^ barrierOfForward
-	f, ok := n.forwards[id]
-	if !ok || f.leader != 0 {
+	f, ok := n.fwdBarriers[token]
+	if !ok {
 		return
 	}
-	delete(n.forwards, id)
+	delete(n.fwdBarriers, token)
 	if err != nil {
 		n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the write is done, the local replica not confirmed: %v", ErrNotReady, err)})
 		return
@@ -145,24 +137,4 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 		return
 	}
 	n.respond(Response{Token: f.token, Topic: apiTopic(t)})
-}
-
-// expireForwards answers the forwards past their deadline.
-func (n *Node) expireForwards(nowNs int64) {
-	for _, id := range slices.Sorted(maps.Keys(n.forwards)) {
-		if f := n.forwards[id]; nowNs >= f.deadline {
-			delete(n.forwards, id)
-			n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the metastore leader did not answer in time (the write may be done)", ErrNotReady)})
-		}
-	}
-}
-
-func (n *Node) forwardDeadline() (int64, bool) {
-	var at int64
-	for _, f := range n.forwards { //narad:unordered (a minimum)
-		if at == 0 || f.deadline < at {
-			at = f.deadline
-		}
-	}
-	return at, at != 0
 }

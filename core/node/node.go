@@ -78,8 +78,8 @@ type Node struct {
 	partCommits, commitJobs uint64                  // partition log commits, and the jobs they carried
 	remote                  map[uint64]remoteCommit // request id -> a commit sent to a peer
 	remoteBase              uint64                  // this process's first request id
-	forwards                map[uint64]*forwardOp   // forward id -> a topic write sent to the leader
-	fwdBase, nextFwd        uint64                  // forward ids: a random base per process
+	fwdBarriers             map[uint64]forwardOp    // barrier token -> a forwarded write the leader applied
+	nextFwd                 uint64                  // forward barrier tokens
 	peerProposals           map[uint64]peerProposal // metastore token -> a follower's write
 	seenApplied             uint64                  // the metastore index topics were synced at
 	helloNonce              uint64                  // this process's, sent in its Hellos
@@ -103,7 +103,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{}, remote: map[uint64]remoteCommit{},
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
-		forwards: map[uint64]*forwardOp{}, peerProposals: map[uint64]peerProposal{},
+		fwdBarriers: map[uint64]forwardOp{}, peerProposals: map[uint64]peerProposal{},
 		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},
 		peerNonce:     map[uint64]uint64{},
 		commitLatency: newHistogram(),
@@ -228,7 +228,6 @@ func (n *Node) Tick(nowNs int64) {
 		p.leases.Tick(nowNs)
 	}
 	n.expireConsumes(nowNs)
-	n.expireForwards(nowNs)
 	n.expireCalls(nowNs)
 	n.collect(nowNs)
 }
@@ -253,7 +252,6 @@ func (n *Node) NextDeadline() (int64, bool) {
 		take(p.leases.NextDeadline())
 	}
 	take(n.consumeDeadline())
-	take(n.forwardDeadline())
 	take(n.callDeadline())
 	return at, at != 0
 }

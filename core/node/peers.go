@@ -55,7 +55,7 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 	case wire.ProposeRequest:
 		n.onProposeRequest(nowNs, from, m)
 	case wire.ProposeResponse:
-		n.onProposeResponse(nowNs, from, m)
+		n.answered(nowNs, from, m.ID, m)
 	}
 	n.collect(nowNs)
 }
