@@ -2,6 +2,8 @@ package meta
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 )
@@ -114,4 +116,15 @@ func (s *Store) Members() []Member {
 func (s *Store) MemberDead(id uint64) bool {
 	m, ok := s.sm.members[id]
 	return ok && !m.Alive
+}
+
+// StateDigest hashes the replica's state (topics with their owners, and members):
+// replicas at the same applied index must agree on it. The simulators compare them.
+func (s *Store) StateDigest() uint64 {
+	h := fnv.New64a()
+	for _, t := range s.Topics() {
+		fmt.Fprintf(h, "%+v %v;", t, s.Owners(t.ID))
+	}
+	fmt.Fprintf(h, "%+v", s.Members())
+	return h.Sum64()
 }

@@ -1,10 +1,5 @@
 package node
 
-import (
-	"fmt"
-	"hash/fnv"
-)
-
 // MemberInfo is one member as GET /v1/cluster/members shows it.
 type MemberInfo struct {
 	ID              uint64
@@ -63,14 +58,6 @@ func (n *Node) PeerAddrs() map[uint64]string {
 	return out
 }
 
-// MetastoreDigest hashes the state of the local metastore replica (topics with their
-// owners, and members): replicas at the same applied index must agree on it. The
-// simulator compares them (invariant 6).
-func (n *Node) MetastoreDigest() uint64 {
-	h := fnv.New64a()
-	for _, t := range n.meta.Topics() {
-		fmt.Fprintf(h, "%+v %v;", t, n.meta.Owners(t.ID))
-	}
-	fmt.Fprintf(h, "%+v", n.meta.Members())
-	return h.Sum64()
-}
+// MetastoreDigest hashes the state of the local metastore replica (meta.StateDigest):
+// replicas at the same applied index must agree on it (invariant 6).
+func (n *Node) MetastoreDigest() uint64 { return n.meta.StateDigest() }

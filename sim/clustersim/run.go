@@ -83,9 +83,8 @@ type run struct {
 	stats   Stats
 
 	epochs      uint64
-	leaders     map[uint64]uint64 // metastore term -> leader
-	applied     map[uint64]appliedAt
-	ready       bool // the topic exists, with owners over every member
+	meta        *invariants.MetaHistory // leaders by term, states by applied index (invariant 6)
+	ready       bool                    // the topic exists, with owners over every member
 	healing     bool
 	outageUntil int64 // the long outage's end
 	instant     int64 // the simulated time of the last event, and how many events ran at it
@@ -109,7 +108,7 @@ func Run(o Options) (res Result) {
 
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
-		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
+		meta: invariants.NewMetaHistory(), m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
@@ -319,24 +318,11 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	u.drain(i)
 }
 
-// appliedAt is what the first replica to apply an index had there.
-type appliedAt struct {
-	term, digest uint64
-	by           uint64
-}
-
 // onApply is invariant 6's "every replica applies the same sequence": every replica
 // at the same applied index has the same term there and the same state.
 func (u *run) onApply(mb *member, index, term uint64) {
-	dg := mb.n.MetastoreDigest()
-	a, ok := u.applied[index]
-	if !ok {
-		u.applied[index] = appliedAt{term: term, digest: dg, by: mb.id}
-		return
-	}
-	if a.term != term || a.digest != dg {
-		u.violate(fmt.Errorf("invariant 6: metastore replicas diverge at index %d: node %d has term %d state %016x, node %d had term %d state %016x",
-			index, mb.id, term, dg, a.by, a.term, a.digest))
+	if err := u.meta.Applied(mb.id, index, term, mb.n.MetastoreDigest()); err != nil {
+		u.violate(fmt.Errorf("invariant 6: %w", err))
 	}
 }
 
@@ -349,12 +335,12 @@ func (u *run) checkLeader(mb *member) {
 	if leader != mb.id {
 		return
 	}
-	switch l, ok := u.leaders[term]; {
-	case !ok:
-		u.leaders[term] = mb.id
+	isNew, err := u.meta.Leader(term, mb.id)
+	if err != nil {
+		u.violate(fmt.Errorf("invariant 6: %w", err))
+	}
+	if isNew {
 		u.stats.Leaders++
-	case l != mb.id:
-		u.violate(fmt.Errorf("invariant 6: two metastore leaders in term %d: nodes %d and %d", term, l, mb.id))
 	}
 }
 

@@ -2,7 +2,6 @@ package metasim
 
 import (
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
 )
@@ -13,13 +12,14 @@ func (u *run) checkLeader(rep *replica) {
 		return
 	}
 	term := rep.s.Term()
-	switch l, ok := u.leaders[term]; {
-	case !ok:
-		u.leaders[term] = rep.id
+	isNew, err := u.meta.Leader(term, rep.id)
+	if err != nil {
+		u.violate(err)
+		return
+	}
+	if isNew {
 		u.stats.Leaders++
 		u.record('L', rep.id, term)
-	case l != rep.id:
-		u.violate(fmt.Errorf("two leaders in term %d: replicas %d and %d", term, l, rep.id))
 	}
 }
 
@@ -32,27 +32,9 @@ func (u *run) onApply(i int, index, term uint64) {
 			u.stats.DeadMarks++ // (counted per replica and index: a sign the controller ran)
 		}
 	}
-	dg := u.digest(i)
-	a, ok := u.applied[index]
-	if !ok {
-		u.applied[index] = appliedAt{term: term, digest: dg, by: i}
-		return
+	if err := u.meta.Applied(u.reps[i].id, index, term, u.reps[i].s.StateDigest()); err != nil {
+		u.violate(err)
 	}
-	if a.term != term || a.digest != dg {
-		u.violate(fmt.Errorf("replicas diverge at index %d: replica %d has term %d state %016x, replica %d had term %d state %016x",
-			index, u.reps[i].id, term, dg, u.reps[a.by].id, a.term, a.digest))
-	}
-}
-
-// digest hashes what a replica's state holds: topics with their owners, and members.
-func (u *run) digest(i int) uint64 {
-	h := fnv.New64a()
-	s := u.reps[i].s
-	for _, t := range s.Topics() {
-		fmt.Fprintf(h, "%+v %v;", t, s.Owners(t.ID))
-	}
-	fmt.Fprintf(h, "%+v", s.Members())
-	return h.Sum64()
 }
 
 // heal stops every fault, brings every replica up and requires, within HealBoundNs,

@@ -10,6 +10,7 @@ import (
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/internal/raftrand"
+	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
 	"github.com/narad/narad/sim/simnet"
@@ -66,11 +67,6 @@ type Result struct {
 	Stats     Stats
 }
 
-type appliedAt struct {
-	term, digest uint64
-	by           int
-}
-
 type run struct {
 	o     Options
 	r     *rng.Rand
@@ -83,11 +79,10 @@ type run struct {
 	stats Stats
 
 	epochs  uint64
-	leaders map[uint64]uint64    // term -> the leader seen in it
-	applied map[uint64]appliedAt // raft index -> the state some replica reported there
-	acked   map[string]bool      // topics a proposal was answered for
-	waiting []string             // topics to propose again (refused, timed out, lost)
-	joins   []uint64             // members whose join is not answered yet
+	meta    *invariants.MetaHistory // leaders by term, states by applied index
+	acked   map[string]bool         // topics a proposal was answered for
+	waiting []string                // topics to propose again (refused, timed out, lost)
+	joins   []uint64                // members whose join is not answered yet
 	joined  map[uint64]bool
 	names   uint64
 	tokens  uint64
@@ -105,7 +100,7 @@ func Run(o Options) (res Result) {
 
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
-		leaders: map[uint64]uint64{}, applied: map[uint64]appliedAt{}, acked: map[string]bool{},
+		meta: invariants.NewMetaHistory(), acked: map[string]bool{},
 		joined: map[uint64]bool{}}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
