@@ -348,21 +348,7 @@ func (u *run) checkLeader(mb *member) {
 // ways, or a one-way cut.
 func (u *run) changeCuts() {
 	u.stats.CutChanges++
-	u.net.Heal()
-	n := len(u.ids)
-	a, b := u.ids[u.r.Intn(n)], u.ids[u.r.Intn(n)]
-	switch u.r.Intn(4) {
-	case 1:
-		for _, id := range u.ids {
-			if id != a {
-				u.net.Partition(a, id)
-			}
-		}
-	case 2:
-		u.net.Partition(a, b)
-	case 3:
-		u.net.Cut(a, b)
-	}
+	_, a, b := u.net.Reshape(u.r, u.ids)
 	u.record('x', a, b)
 }
 

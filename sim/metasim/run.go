@@ -328,24 +328,12 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 // ways, or a one-way cut.
 func (u *run) changeCuts() {
 	u.stats.CutChanges++
-	u.net.Heal()
-	n := len(u.ids)
-	a, b := u.ids[u.r.Intn(n)], u.ids[u.r.Intn(n)]
-	switch u.r.Intn(4) {
-	case 0:
-		u.record('h')
-	case 1:
-		for _, id := range u.ids {
-			if id != a {
-				u.net.Partition(a, id)
-			}
-		}
-		u.record('i', a)
-	case 2:
-		u.net.Partition(a, b)
-		u.record('p', a, b)
-	case 3:
-		u.net.Cut(a, b)
-		u.record('w', a, b)
+	switch shape, a, b := u.net.Reshape(u.r, u.ids); shape {
+	case simnet.ShapeHealed:
+		u.record(shape)
+	case simnet.ShapeIsolated:
+		u.record(shape, a)
+	default:
+		u.record(shape, a, b)
 	}
 }
