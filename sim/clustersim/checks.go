@@ -15,7 +15,7 @@ const checkEvery = 500
 
 // readImage is node mb's durable image (invariants.ReadBrokerImage).
 func (u *run) readImage(mb *member) invariants.BrokerImage {
-	return invariants.ReadBrokerImage(mb.d.DurableFiles(), payloadID)
+	return invariants.ReadBrokerImage(mb.d.DurableFiles(), invariants.MessageID)
 }
 
 // checkImages is invariant 1 (with 5: a record below a WAL's durable checkpoint must be

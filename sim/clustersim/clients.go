@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/invariants"
@@ -111,7 +109,7 @@ func (u *run) produce(i, c int) {
 		ids[j] = u.m.nextID
 		rest := make([]byte, u.r.Intn(u.o.PayloadMax+1))
 		u.r.Read(rest)
-		p := append([]byte("id:"+strconv.FormatUint(ids[j], 10)+":"), rest...)
+		p := invariants.MessagePayload(ids[j], rest)
 		u.m.produced[ids[j]] = p
 		u.m.churn[ids[j]] = name == churnTopic
 		msgs[j] = node.ProduceMessage{Partition: -1, Payload: p}
@@ -242,7 +240,7 @@ func definitelyRefused(err error) bool {
 func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 	var settle []string
 	for _, msg := range resp.Messages {
-		id, ok := payloadID(msg.Payload)
+		id, ok := invariants.MessageID(msg.Payload)
 		if !ok || !bytes.Equal(u.m.produced[id], msg.Payload) {
 			u.violate(fmt.Errorf("invariant 3: node %d delivered a message never produced with these bytes (%q…)", mb.id, msg.Payload[:min(len(msg.Payload), 24)]))
 			return
@@ -273,19 +271,6 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 			n.Ack(now, tok, req.topic, settle, node.AckSettle)
 		})
 	}
-}
-
-func payloadID(p []byte) (uint64, bool) {
-	s, ok := strings.CutPrefix(string(p[:min(len(p), 32)]), "id:")
-	if !ok {
-		return 0, false
-	}
-	num, _, ok := strings.Cut(s, ":")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseUint(num, 10, 64)
-	return id, err == nil
 }
 
 // loseRequests: the node died with these requests unanswered; produces are ambiguous.

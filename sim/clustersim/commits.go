@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/core/wire"
+	"github.com/narad/narad/invariants"
 )
 
 // The dispatcher's promise that the seed calls "nothing recommitted meanwhile": within
@@ -47,7 +48,7 @@ func (u *run) commitSent(mb *member, to uint64, body []byte) {
 	ref := commitRef{epoch: mb.epoch, id: req.ID}
 	oc := openCommit{sender: mb, to: to, deadline: u.nowOf(mb) + u.o.CommitTimeoutNs}
 	for _, r := range req.Records {
-		id, ok := payloadID(r.Payload)
+		id, ok := invariants.MessageID(r.Payload)
 		if !ok {
 			continue
 		}

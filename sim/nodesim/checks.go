@@ -10,7 +10,7 @@ import (
 
 // readImage is the node's durable image (invariants.ReadBrokerImage).
 func (u *run) readImage() invariants.BrokerImage {
-	return invariants.ReadBrokerImage(u.d.DurableFiles(), payloadID)
+	return invariants.ReadBrokerImage(u.d.DurableFiles(), invariants.MessageID)
 }
 
 // checkDurable is invariant 1 (and 5: a record below the durable checkpoint must be in a

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/invariants"
 )
 
 // model is what the clients were told and saw.
@@ -52,23 +51,9 @@ func (m *model) newMessage(u *run) (uint64, []byte) {
 	m.nextID++
 	rest := make([]byte, u.r.Intn(u.o.PayloadMax+1))
 	u.r.Read(rest)
-	p := append([]byte("id:"+strconv.FormatUint(m.nextID, 10)+":"), rest...)
+	p := invariants.MessagePayload(m.nextID, rest)
 	m.produced[m.nextID] = p
 	return m.nextID, p
-}
-
-// payloadID parses the id of a payload made by newMessage.
-func payloadID(p []byte) (uint64, bool) {
-	s, ok := strings.CutPrefix(string(p[:min(len(p), 32)]), "id:")
-	if !ok {
-		return 0, false
-	}
-	num, _, ok := strings.Cut(s, ":")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseUint(num, 10, 64)
-	return id, err == nil
 }
 
 // onConsumed checks every delivered message (invariant 3) and settles it: in the fault
@@ -78,7 +63,7 @@ func (u *run) onConsumed(req request, resp node.Response) {
 	var settle, release []string
 	t := u.topics[req.topic]
 	for _, msg := range resp.Messages {
-		id, ok := payloadID(msg.Payload)
+		id, ok := invariants.MessageID(msg.Payload)
 		if !ok || !bytes.Equal(u.m.produced[id], msg.Payload) {
 			u.violate(fmt.Errorf("invariant 3: delivered a message that was never produced with these bytes (%q…)", msg.Payload[:min(len(msg.Payload), 24)]))
 			return
