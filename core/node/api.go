@@ -106,3 +106,16 @@ const (
 	ProduceMax     = 1000
 	ConsumeWaitMax = 10_000_000_000 // 10 s
 )
+
+// Refused reports whether a produce answered err was refused before any of its messages
+// reached the WAL: none of them will ever be delivered. (ErrBusy is not such an answer: a
+// batch can be refused by the WAL's staging bound after some of its messages were
+// staged.) The simulators' histories rest on it.
+func Refused(err error) bool {
+	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

@@ -208,7 +208,7 @@ func (u *run) onProduced(req request, resp node.Response) {
 			u.m.acked[id] = true
 		}
 		u.stats.Acked += uint64(len(req.ids))
-	case definitelyRefused(resp.Err):
+	case node.Refused(resp.Err):
 		outcome = invariants.Refused
 		for _, id := range req.ids {
 			u.m.refused[id] = true
@@ -223,16 +223,6 @@ func (u *run) onProduced(req request, resp node.Response) {
 	for _, id := range req.ids {
 		u.hist.Produce(id, req.callNs, u.s.Now(), outcome)
 	}
-}
-
-// definitelyRefused: errors a node gives before anything reaches its WAL.
-func definitelyRefused(err error) bool {
-	for _, e := range []error{node.ErrTopicNotFound, node.ErrInvalid, node.ErrPartitionRange, node.ErrNotReady} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // onConsumed checks every delivered message (invariant 3) and acks most of them (all

@@ -178,7 +178,7 @@ func (u *run) onProduced(req request, resp node.Response) {
 			u.m.ack(id)
 		}
 		u.stats.Acked += uint64(len(req.ids))
-	case definitelyRefused(resp.Err):
+	case node.Refused(resp.Err):
 		outcome = invariants.Refused
 		for _, id := range req.ids {
 			u.m.refused[id] = true
@@ -190,18 +190,6 @@ func (u *run) onProduced(req request, resp node.Response) {
 	for _, id := range req.ids {
 		u.hist.Produce(id, req.callNs, u.s.Now(), outcome)
 	}
-}
-
-// definitelyRefused: errors the node gives before anything reaches the WAL. (ErrBusy is
-// not one: a batch can be refused by the WAL's staging bound after some of its messages
-// were staged.)
-func definitelyRefused(err error) bool {
-	for _, e := range []error{node.ErrTopicNotFound, node.ErrInvalid, node.ErrPartitionRange, node.ErrNotReady} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // loseRequests: the process died with these requests unanswered.
