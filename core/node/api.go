@@ -18,6 +18,9 @@ var (
 	ErrCorrupt         = errors.New("record failed its checksum")  // 500
 	ErrMetastoreFailed = errors.New("the metastore failed")        // 500
 	ErrBadHandle       = errors.New("malformed receipt handle")    // 410: treat as not valid
+	// ErrNotCommitted: a synchronous produce's commit failed or timed out (not an HTTP
+	// answer: ProduceSync only). Its messages may or may not be stored.
+	ErrNotCommitted = errors.New("not committed at the partition's owner")
 )
 
 // ProduceMessage is one message of a produce: Partition < 0 means none was pinned.

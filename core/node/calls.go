@@ -56,6 +56,17 @@ func (n *Node) expireCalls(nowNs int64) {
 	}
 }
 
+// failCalls gives up on the calls to peer, in id order: it restarted (a Hello), and its
+// earlier process will answer none of them.
+func (n *Node) failCalls(nowNs int64, peer uint64) {
+	for _, id := range slices.Sorted(maps.Keys(n.calls)) {
+		if c, ok := n.calls[id]; ok && c.to == peer {
+			delete(n.calls, id)
+			c.done(nowNs, nil)
+		}
+	}
+}
+
 func (n *Node) callDeadline() (int64, bool) {
 	var at int64
 	for _, c := range n.calls { //narad:unordered (a minimum)

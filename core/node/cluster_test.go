@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +26,9 @@ type cluster struct {
 	cut   map[uint64]bool
 	resps map[uint64]node.Response
 	tok   uint64
+
+	voters   []uint64
+	restarts int
 }
 
 type envelope struct {
@@ -42,15 +46,30 @@ func newClusterOf(t *testing.T, n, v int) *cluster {
 	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
 	}
+	c.voters = voters
 	for i := 1; i <= n; i++ {
 		d := sim.NewDisk(rng.New(uint64(i)), sim.DiskConfig{})
-		cfg := node.Config{NodeID: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("n%d:7942", i),
-			Meta: meta.Config{ID: uint64(i), Voters: voters}, Dispatch: dispatch.Config{LingerNs: -1}}
-		nd := node.New(cfg, rng.New(uint64(100+i)))
+		nd := node.New(c.config(i), rng.New(uint64(100+i)))
 		c.nodes, c.disks, c.ops = append(c.nodes, nd), append(c.disks, d), append(c.ops, nil)
 		nd.Open(c.now)
 	}
 	return c
+}
+
+func (c *cluster) config(i int) node.Config {
+	return node.Config{NodeID: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("n%d:7942", i),
+		Meta: meta.Config{ID: uint64(i), Voters: c.voters}, Dispatch: dispatch.Config{LingerNs: -1}}
+}
+
+// restart crashes node index i (its disk loses what was not synced, its ops and
+// messages in flight are gone) and starts a new process on the same disk.
+func (c *cluster) restart(i int) {
+	c.disks[i].Crash()
+	c.ops[i] = nil
+	c.msgs = slices.DeleteFunc(c.msgs, func(e envelope) bool { return e.from == uint64(i+1) || e.out.To == uint64(i+1) })
+	c.restarts++
+	c.nodes[i] = node.New(c.config(i+1), rng.New(uint64(1000*c.restarts+i)))
+	c.nodes[i].Open(c.now)
 }
 
 // settle delivers every op and message until none is left.

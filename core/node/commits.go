@@ -20,9 +20,10 @@ import (
 
 // commitJob is a commit for one of this node's partitions.
 type commitJob struct {
-	from    uint64 // 0: this node's dispatcher; else the peer that asked
+	from    uint64 // 0: this node (done, else the dispatcher); else the peer that asked
 	id      uint64 // the dispatcher commit id, or the peer's request id
 	entries []plog.Entry
+	done    func(nowNs int64, err error) // set for a synchronous produce's commit
 }
 
 // remoteCommit is a dispatcher commit sent to a peer.
@@ -137,8 +138,13 @@ func jobBytes(j commitJob) int {
 	return n
 }
 
-// finishCommit answers a commit job: to the dispatcher, or to the peer that sent it.
+// finishCommit answers a commit job: to a synchronous produce, the dispatcher, or the
+// peer that sent it.
 func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, err error) {
+	if job.done != nil {
+		job.done(nowNs, err)
+		return
+	}
 	if job.from == 0 {
 		if n.disp != nil {
 			n.disp.CommitDone(nowNs, job.id, err)
@@ -181,7 +187,11 @@ func (n *Node) onCommitRequest(nowNs int64, from uint64, m wire.CommitRequest) {
 // onCommitResponse takes the owner's answer to a commit this node sent.
 func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse) {
 	rc, ok := n.remote[m.ID]
-	if !ok || rc.owner != from {
+	if !ok {
+		n.answered(nowNs, from, m.ID, m) // a synchronous produce's commit, if any
+		return
+	}
+	if rc.owner != from {
 		return // a duplicate, or an answer meant for an earlier process
 	}
 	delete(n.remote, m.ID)
@@ -247,13 +257,14 @@ func (n *Node) hello() {
 	}
 }
 
-// onHello fails the commits this node sent to an earlier process of the peer (a new
-// nonce: a duplicated or late Hello changes nothing).
+// onHello fails the commits and calls this node sent to an earlier process of the peer
+// (a new nonce: a duplicated or late Hello changes nothing).
 func (n *Node) onHello(nowNs int64, from uint64, m wire.Hello) {
 	if m.From != from || n.peerNonce[from] == m.Nonce {
 		return
 	}
 	n.peerNonce[from] = m.Nonce
+	n.failCalls(nowNs, from)
 	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
 		if rc := n.remote[id]; rc.owner == from {
 			delete(n.remote, id)

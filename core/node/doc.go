@@ -29,9 +29,11 @@
 // round-robin) and appends every message to the WAL in one group commit; the answer waits
 // for all of them to be durable. The accept path never looks at liveness (the seed's
 // pure-hash accept): a record for a dead owner's partition is accepted, and the
-// dispatcher reroutes it to a live sibling. Narad has no synchronous produce path, so
-// the seed's pickProducePartition (walk forward past partitions whose owner is dead)
-// lives in the dispatcher's choice of sibling (dispatch/reroute.go). Consume takes leases on the lowest available offsets of
+// dispatcher reroutes it to a live sibling (dispatch/reroute.go). ProduceSync is the
+// synchronous internal path (producesync.go, for producers in the process): no WAL, each
+// partition's share committed at its owner before the answer, and partitions picked by
+// the seed's pickProducePartition, which walks forward past partitions whose owner
+// membership marks dead. Consume takes leases on the lowest available offsets of
 // the topic's partitions (rotating the starting partition), reads the records back from
 // the partition logs and answers with receipt handles; with nothing available it parks
 // until a commit, a nack or an expiry, or its wait ends. Ack settles, extends or releases

@@ -66,6 +66,7 @@ type Node struct {
 	partKeys []partKey // sorted: the order of every pass over partitions
 
 	produces                map[uint64]*produceOp // client token -> produce in progress
+	syncInFlight            int                   // synchronous produces waiting (producesync.go)
 	walTokens               map[uint64]walAppend  // WAL token -> the record and its produce
 	nextWALTk               uint64
 	rr                      map[string]uint32 // round-robin cursor per topic

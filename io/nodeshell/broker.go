@@ -18,6 +18,18 @@ func (s *Shell) Produce(ctx context.Context, topic string, msgs []node.ProduceMe
 	return r.Accepted, r.Err
 }
 
+// ProduceSync commits msgs at their partitions' owners, this node or peers, and returns
+// once every commit is durable and verified (node.ProduceSync): the synchronous internal
+// path for producers in this process. It skips the WAL, so a dead owner's partitions are
+// walked past; the HTTP API's produce is Produce.
+func (s *Shell) ProduceSync(ctx context.Context, topic string, msgs []node.ProduceMessage) (int, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.ProduceSync(now, tok, topic, msgs) })
+	if err != nil {
+		return 0, err
+	}
+	return r.Accepted, r.Err
+}
+
 // Consume takes leases (or replays an offset), long-polling up to req.WaitNs.
 func (s *Shell) Consume(ctx context.Context, req node.ConsumeRequest) ([]node.Message, error) {
 	r, err := s.call(ctx, true, func(now int64, tok uint64) { s.node.Consume(now, tok, req) })

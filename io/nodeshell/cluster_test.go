@@ -90,6 +90,9 @@ func TestClusterOfShells(t *testing.T) {
 			_, _, err := s.GetTopic(ctx, "t")
 			return err == nil
 		})
+	}
+	produceSyncOnEach(t, shells, sent)
+	for i, s := range shells {
 		msgs := make([]node.ProduceMessage, 30)
 		for j := range msgs {
 			p := fmt.Sprintf("from %d #%d", i+1, j)
@@ -123,6 +126,34 @@ func TestClusterOfShells(t *testing.T) {
 	for i, s := range shells {
 		if err := s.Close(); err != nil {
 			t.Errorf("close node %d: %v", i+1, err)
+		}
+	}
+}
+
+// produceSyncOnEach commits 30 messages through each shell's synchronous path: when
+// ProduceSync returns they are committed at their owners, so the partitions' high
+// watermarks (gathered from the owners) already count them.
+func produceSyncOnEach(t *testing.T, shells []*Shell, sent map[string]bool) {
+	ctx := context.Background()
+	for i, s := range shells {
+		msgs := make([]node.ProduceMessage, 30)
+		for j := range msgs {
+			p := fmt.Sprintf("sync from %d #%d", i+1, j)
+			msgs[j], sent[p] = node.ProduceMessage{Partition: -1, Payload: []byte(p)}, true
+		}
+		if n, err := s.ProduceSync(ctx, "t", msgs); err != nil || n != len(msgs) {
+			t.Fatalf("sync produce on node %d: %d %v", i+1, n, err)
+		}
+		_, stats, err := s.GetTopic(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var committed uint64
+		for _, ps := range stats {
+			committed += ps.HighWatermark
+		}
+		if want := uint64(30 * (i + 1)); committed != want {
+			t.Fatalf("after node %d's sync produce the partitions hold %d records, want %d: %+v", i+1, committed, want, stats)
 		}
 	}
 }
