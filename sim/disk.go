@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"path"
@@ -87,7 +88,8 @@ import (
 // time, lost: the range keeps its previous bytes, zeros past the old end, while the file
 // still grows as the write asked; cur holds what was stored, so a read-back sees it); a
 // ReadAt fails with disk.ErrIO (ReadErrorProb) or returns a copy with one bit flipped
-// (ReadCorruptProb); a Sync fails as above (SyncFailProb). Read faults are transient and
+// (ReadCorruptProb), never one that makes a corrupted write read as the bytes it was
+// meant to store; a Sync fails as above (SyncFailProb). Read faults are transient and
 // never change the stored bytes. CapacityBytes applies whether faults are on or not.
 //
 // # Errors
@@ -168,6 +170,17 @@ type inode struct {
 	sized     bool   // Truncate was called since the last successful sync
 	truncMin  int    // when sized: the smallest size Truncate set
 	truncLast int    // when sized: the last size Truncate set
+	meant     []meantWrite
+}
+
+// meantWrite is a silently corrupted write: the bytes it was asked to store. A read
+// fault is bounded (DESIGN.md section 3: damage detected, never silently served): it
+// never flips the one bit that makes a damaged range read back as meant, which would
+// fool every read-back verification. Independent faults that cancel exactly are a
+// coincidence of the simulator's inflated rates, not a failure a device makes.
+type meantWrite struct {
+	off  int
+	data []byte
 }
 
 type dir struct {
@@ -262,7 +275,12 @@ func (d *Disk) WriteAt(name string, off int64, data []byte) error {
 		d.stats.NoSpaceInjected++
 		return fmt.Errorf("sim: write %q: injected: %w", name, disk.ErrNoSpace)
 	}
-	ino.write(o, d.corruptWrite(ino, o, data))
+	stored := d.corruptWrite(ino, o, data)
+	ino.forgetMeant(o, o+len(data))
+	if !bytes.Equal(stored, data) {
+		ino.meant = append(ino.meant, meantWrite{off: o, data: slices.Clone(data)})
+	}
+	ino.write(o, stored)
 	d.stats.BytesWritten += uint64(len(data))
 	return nil
 }
@@ -330,7 +348,12 @@ func (d *Disk) ReadAt(name string, off int64, n int) ([]byte, error) {
 	}
 	if len(out) > 0 && d.faults && d.fr.Chance(d.cfg.ReadCorruptProb) {
 		d.stats.ReadsCorrupted++
-		flipBit(out, d.fr)
+		bit := flipBit(out, d.fr)
+		for ino.masks(out, int(off)) { // never the one flip that undoes a corrupted write
+			flipAt(out, bit)
+			bit = (bit + 1) % (len(out) * 8)
+			flipAt(out, bit)
+		}
 	}
 	d.stats.BytesRead += uint64(len(out))
 	return out, nil
@@ -503,8 +526,11 @@ func cleanDir(dn string) string {
 	return strings.TrimSuffix(dn, "/")
 }
 
-// flipBit flips one random bit of the non-empty b.
-func flipBit(b []byte, r *rng.Rand) {
+// flipBit flips one random bit of the non-empty b and returns its index.
+func flipBit(b []byte, r *rng.Rand) int {
 	bit := r.Intn(len(b) * 8)
-	b[bit/8] ^= 1 << (bit % 8)
+	flipAt(b, bit)
+	return bit
 }
+
+func flipAt(b []byte, bit int) { b[bit/8] ^= 1 << (bit % 8) }

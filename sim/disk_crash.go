@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"maps"
 	"path"
 	"slices"
@@ -168,6 +169,7 @@ func (ino *inode) write(off int, b []byte) {
 
 // truncate sets the size of cur and records the pending size change.
 func (ino *inode) truncate(size int) {
+	ino.forgetMeant(size, MaxFileSize)
 	if size < len(ino.cur) {
 		ino.cur = ino.cur[:size]
 		ino.dirty = ino.dirty.cut(size)
@@ -196,4 +198,21 @@ func growZero(b []byte, n int) []byte {
 	b = slices.Grow(b, n-old)[:n]
 	clear(b[old:])
 	return b
+}
+
+// forgetMeant drops the corrupted writes overlapping [lo, hi): those bytes change again.
+func (ino *inode) forgetMeant(lo, hi int) {
+	ino.meant = slices.DeleteFunc(ino.meant, func(m meantWrite) bool { return m.off < hi && lo < m.off+len(m.data) })
+}
+
+// masks reports whether out, read at off, shows some corrupted write's range as it was
+// meant to be stored while the file holds other bytes there.
+func (ino *inode) masks(out []byte, off int) bool {
+	for _, m := range ino.meant {
+		lo, hi := max(off, m.off), min(off+len(out), m.off+len(m.data), len(ino.cur))
+		if lo < hi && bytes.Equal(out[lo-off:hi-off], m.data[lo-m.off:hi-m.off]) && !bytes.Equal(ino.cur[lo:hi], m.data[lo-m.off:hi-m.off]) {
+			return true
+		}
+	}
+	return false
 }

@@ -483,3 +483,29 @@ func TestWriteCorruption(t *testing.T) {
 		t.Fatalf("flipped %v lost %v: want both", flipped, lost)
 	}
 }
+
+// A read fault never cancels a write fault: with every write corrupted and every read
+// flipped, a read-back of a damaged range never shows the bytes the write meant to store
+// (one write in 16 bits would otherwise read back intact about once in 16 reads).
+func TestReadFaultNeverUndoesWriteCorruption(t *testing.T) {
+	d := newDisk(7, DiskConfig{WriteCorruptProb: 1, ReadCorruptProb: 1})
+	must(t, d.Create("f"))
+	for i := range 2000 {
+		meant := randBytes(uint64(i), 2)
+		off := int64(i%7) * 2
+		must(t, d.WriteAt("f", off, meant))
+		b, err := d.ReadAt("f", off, 2)
+		must(t, err)
+		stored := contents(t, d, "f")[off : off+2]
+		if !bytes.Equal(stored, meant) && bytes.Equal(b, meant) {
+			t.Fatalf("write %d: the read fault undid the write's corruption", i)
+		}
+		diff := 0
+		for j := range b {
+			diff += bits.OnesCount8(b[j] ^ stored[j])
+		}
+		if diff != 1 {
+			t.Fatalf("write %d: the corrupted read differs from the stored bytes in %d bits, want 1", i, diff)
+		}
+	}
+}
