@@ -33,8 +33,8 @@ func runCluster(seed uint64) outcome {
 	return outcome{
 		options: o.String(), trace: res.Trace, violation: res.Violation,
 		stats: []string{
-			fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d churn_ops=%d cut_changes=%d heal_ms=%d image_checks=%d",
-				s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.ChurnOps, s.CutChanges, s.HealNs/1_000_000, s.Checks),
+			fmt.Sprintf("stats: produced=%d synchronous=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d churn_ops=%d cut_changes=%d heal_ms=%d image_checks=%d",
+				s.Produced, s.Synchronous, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.ChurnOps, s.CutChanges, s.HealNs/1_000_000, s.Checks),
 			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d",
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped),
 		},

@@ -115,6 +115,12 @@ func (u *run) produce(i, c int) {
 		msgs[j] = node.ProduceMessage{Partition: -1, Payload: p}
 	}
 	u.stats.Produced += uint64(k)
+	if u.o.SyncPercent > 0 && u.r.Intn(100) < u.o.SyncPercent {
+		u.stats.Synchronous += uint64(k)
+		u.record('S', uint64(c), uint64(k))
+		u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.ProduceSync(now, tok, name, msgs) })
+		return
+	}
 	u.record('P', uint64(c), uint64(k))
 	u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.Produce(now, tok, name, msgs) })
 }

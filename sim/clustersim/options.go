@@ -35,8 +35,11 @@ type Options struct {
 	// SkewNs, DriftPPM: each node's clock is off by up to SkewNs and runs fast or slow by
 	// up to DriftPPM (0: every clock is the simulated time).
 	SkewNs, DriftPPM int64
-	Disk             sim.DiskConfig
-	Net              simnet.Config
+	// SyncPercent of the produces go through the synchronous internal path (ProduceSync:
+	// committed at the owners before the answer, no WAL) instead of the WAL-first accept.
+	SyncPercent int
+	Disk        sim.DiskConfig
+	Net         simnet.Config
 }
 
 // HealBoundNs bounds the heal phase in simulated time.
@@ -89,15 +92,18 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.7) {
 		o.CutGapNs = [2]int64{ms(100, 500), ms(500, 3000)}
 	}
+	if r.Chance(0.5) {
+		o.SyncPercent = r.Range(10, 60)
+	}
 	return o
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d\n"+
+	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM,
+		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

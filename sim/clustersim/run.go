@@ -53,6 +53,7 @@ type member struct {
 // Stats summarise a run.
 type Stats struct {
 	Produced, Acked, Refused, Ambiguous uint64
+	Synchronous                         uint64 // produced through ProduceSync
 	Delivered, Duplicates               uint64
 	Crashes, Failures, Leaders          uint64
 	Rerouted, Discarded                 uint64 // summed over node processes

@@ -1,6 +1,25 @@
 package clustersim
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// Seeds that once failed, kept as regression tests (with what they found).
+var regressionSeeds = map[uint64]string{
+	47:  "a client whose think time was 0 looped at one instant (the liveness guard reports it)",
+	68:  "the commit tracker counted timeouts in simulated time, not on the sender's clock",
+	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
+}
+
+func TestRegressionSeeds(t *testing.T) {
+	for _, seed := range slices.Sorted(maps.Keys(regressionSeeds)) {
+		if res := Run(Draw(seed)); res.Violation != nil {
+			t.Errorf("seed %d (%s): %v\n%s", seed, regressionSeeds[seed], res.Violation, Draw(seed))
+		}
+	}
+}
 
 func TestShortSweep(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ { // make sim sweeps more, without the race detector
