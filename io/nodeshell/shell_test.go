@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 // waitReady waits (bounded) until the shell serves requests.
-func waitReady(t *testing.T, s *Shell) {
+func waitReady(t testing.TB, s *Shell) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	tick := time.NewTicker(time.Millisecond)
