@@ -46,21 +46,21 @@ func (n *Node) answered(nowNs int64, from, id uint64, m wire.Message) {
 	c.done(nowNs, m)
 }
 
-// expireCalls gives up on the calls past their deadline, in id order.
+// expireCalls gives up on the calls past their deadline.
 func (n *Node) expireCalls(nowNs int64) {
-	for _, id := range slices.Sorted(maps.Keys(n.calls)) {
-		if c := n.calls[id]; nowNs >= c.deadline {
-			delete(n.calls, id)
-			c.done(nowNs, nil)
-		}
-	}
+	n.giveUpCalls(nowNs, func(c *peerCall) bool { return nowNs >= c.deadline })
 }
 
-// failCalls gives up on the calls to peer, in id order: it restarted (a Hello), and its
-// earlier process will answer none of them.
+// failCalls gives up on the calls to peer: it restarted (a Hello), and its earlier
+// process will answer none of them.
 func (n *Node) failCalls(nowNs int64, peer uint64) {
+	n.giveUpCalls(nowNs, func(c *peerCall) bool { return c.to == peer })
+}
+
+// giveUpCalls ends the calls which picks, in id order, as unanswered.
+func (n *Node) giveUpCalls(nowNs int64, which func(*peerCall) bool) {
 	for _, id := range slices.Sorted(maps.Keys(n.calls)) {
-		if c, ok := n.calls[id]; ok && c.to == peer {
+		if c, ok := n.calls[id]; ok && which(c) {
 			delete(n.calls, id)
 			c.done(nowNs, nil)
 		}

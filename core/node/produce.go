@@ -48,8 +48,8 @@ func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMe
 	if !ok {
 		return
 	}
-	if len(msgs) == 0 || len(msgs) > ProduceMax {
-		n.respond(Response{Token: token, Err: fmt.Errorf("%w: 1 to %d messages", ErrInvalid, ProduceMax)})
+	if err := checkProduceCount(msgs); err != nil {
+		n.respond(Response{Token: token, Err: err})
 		return
 	}
 	if n.disp.Full() {
@@ -79,6 +79,14 @@ func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMe
 	}
 	n.wal.AppendBatch(nowNs, tokens, recs) // one group commit for the whole batch
 
+}
+
+// checkProduceCount: a produce carries 1 to ProduceMax messages.
+func checkProduceCount(msgs []ProduceMessage) error {
+	if len(msgs) == 0 || len(msgs) > ProduceMax {
+		return fmt.Errorf("%w: 1 to %d messages", ErrInvalid, ProduceMax)
+	}
+	return nil
 }
 
 func prefixed(count, i int, err error) error {

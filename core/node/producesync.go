@@ -64,8 +64,8 @@ func (n *Node) ProduceSync(nowNs int64, token uint64, topic string, msgs []Produ
 
 // syncGroups validates msgs and splits them by the partition pickProducePartition picks.
 func (n *Node) syncGroups(t meta.Topic, msgs []ProduceMessage) (map[uint32][]plog.Entry, error) {
-	if len(msgs) == 0 || len(msgs) > ProduceMax {
-		return nil, fmt.Errorf("%w: 1 to %d messages", ErrInvalid, ProduceMax)
+	if err := checkProduceCount(msgs); err != nil {
+		return nil, err
 	}
 	size := 0
 	for _, m := range msgs {
