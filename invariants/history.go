@@ -100,6 +100,15 @@ var messageModel = porcupine.NondeterministicModel{
 	Equal: func(a, b any) bool { return a.(bool) == b.(bool) },
 }
 
+// Close gives each of messages 1..n its final read at atNs (delivered says whether it
+// was ever delivered) and checks the history (Check).
+func (h *History) Close(atNs int64, n uint64, delivered func(id uint64) bool) error {
+	for id := uint64(1); id <= n; id++ {
+		h.FinalRead(id, atNs, delivered(id))
+	}
+	return h.Check()
+}
+
 // Check runs porcupine over every message's operations (one partition per message) and,
 // on a violation, names the first message, by id, whose history no order explains.
 func (h *History) Check() error {

@@ -59,11 +59,8 @@ func (u *run) checkLinearizable() {
 			}
 		}
 	}
-	end := u.s.Now() + 1
-	for id := uint64(1); id <= u.m.nextID; id++ {
-		u.hist.FinalRead(id, end, u.m.delivered[id] > 0)
-	}
-	if err := u.hist.Check(); err != nil {
+	delivered := func(id uint64) bool { return u.m.delivered[id] > 0 }
+	if err := u.hist.Close(u.s.Now()+1, u.m.nextID, delivered); err != nil {
 		u.violate(fmt.Errorf("linearizability (porcupine): %w", err))
 	}
 }
