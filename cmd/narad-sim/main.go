@@ -1,7 +1,8 @@
 // Command narad-sim runs Narad's deterministic simulator.
 //
 //	narad-sim -seed N        run one seed: its options, its stats, then
-//	                         "seed=N trace=<hash> verdict=ok|violation" (exit 1 on violation)
+//	                         "seed=N trace=<hash> verdict=ok", or "verdict=violation
+//	                         check=<name>" naming the check that found it (exit 1)
 //	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed
 //	-sim node|wal|meta|cluster
 //	                         what runs: the whole single-node broker (default), the
@@ -87,7 +88,7 @@ func runOne(sim func(uint64) outcome, seed uint64, out io.Writer) int {
 func verdict(seed uint64, res outcome, out io.Writer) int {
 	if res.violation != nil {
 		fmt.Fprintln(out, "violation:", res.violation)
-		fmt.Fprintf(out, "seed=%d trace=%s verdict=violation\n", seed, res.trace)
+		fmt.Fprintf(out, "seed=%d trace=%s verdict=violation check=%s\n", seed, res.trace, checkName(res.violation))
 		return 1
 	}
 	fmt.Fprintf(out, "seed=%d trace=%s verdict=ok\n", seed, res.trace)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,6 +32,21 @@ func TestRangeAndBadArguments(t *testing.T) {
 	for _, args := range [][]string{{}, {"-seeds", "5-1"}, {"-seeds", "x"}, {"-sim", "nosuch", "-seed", "1"}} {
 		if code := run(args, &out, &errOut); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for text, want := range map[string]string{
+		"t=5ns: invariant 9: record leased twice":       "invariant-9",
+		"t=5ns: invariant 10: duplicate with no cause":  "invariant-10",
+		"t=1ns: linearizability: partition 3 went back": "linearizability",
+		"t=1ns: liveness: 4 events at one instant":      "liveness",
+		"t=1ns: node 3 answered unknown token 4":        "unnamed",
+		"invariant 1: acked seq 4 lost":                 "invariant-1",
+	} {
+		if got := checkName(errors.New(text)); got != want {
+			t.Errorf("%q: %q, want %q", text, got, want)
 		}
 	}
 }

@@ -137,12 +137,31 @@ func (s *Store) finishReady(rd raft.Ready) {
 	}
 	s.out.Messages = append(s.out.Messages, rd.Messages...)
 	s.reportSnapshotsSent(rd.Messages)
+	if mutApplyUncommitted {
+		s.applyEarly(rd)
+	}
 	if !s.apply(rd.CommittedEntries) {
 		return
 	}
 	s.rn.Advance(rd)
 	s.phase = phaseIdle
 	s.answerBarriers()
+}
+
+// applyEarly is the applyearly mutation's bug: the commands this Ready made durable in
+// the replica's own log change its state before raft reports them committed (and are not
+// applied again when they are). Raft's own applied index is left alone.
+func (s *Store) applyEarly(rd raft.Ready) {
+	s.earlyApplied = max(s.earlyApplied, s.applied)
+	for _, e := range rd.Entries {
+		if e.GetIndex() != s.earlyApplied+1 {
+			continue
+		}
+		s.earlyApplied++
+		if p, err := decodeCommand(e.GetData()); e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 && err == nil {
+			_, _ = s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+		}
+	}
 }
 
 // apply applies committed entries in index order. It returns false when the store failed.
@@ -184,6 +203,9 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	p, err := decodeCommand(e.GetData())
 	if err != nil {
 		return err
+	}
+	if mutApplyUncommitted && e.GetIndex() <= s.earlyApplied {
+		return nil // applied already, uncommitted (the applyearly mutation)
 	}
 	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
 	if p.Cmd.Kind == SetMemberAlive || p.Cmd.Kind == JoinMember {

@@ -201,10 +201,11 @@ type Store struct {
 	rd      raft.Ready // the Ready being persisted
 	rdFrame []byte
 
-	sm          *machine
-	applied     uint64
-	appliedTerm uint64
-	snapIndex   uint64
+	sm           *machine
+	applied      uint64
+	earlyApplied uint64 // the applyearly mutation only: the last index applied before its commit
+	appliedTerm  uint64
+	snapIndex    uint64
 
 	nextSeq    uint64 // proposals
 	nextReadID uint64 // barriers

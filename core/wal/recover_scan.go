@@ -52,6 +52,11 @@ func (l *Log) onSegmentRead(res disk.Result) {
 			rc.note(fmt.Sprintf("R6 %s@%d fails its check and valid frames follow: skip %d bytes", seg.name, abs, q-p))
 			rc.corrupt++
 			p = q
+			if mutSkipAfterTorn { // the bug: the first valid frame after the damage is lost
+				if _, n, err := DecodeFrame(data[p:]); err == nil {
+					p += n
+				}
+			}
 			continue
 		}
 		rc.note(fmt.Sprintf("R7 %s@%d torn tail (%v): truncate", seg.name, abs, err))

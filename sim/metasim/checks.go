@@ -14,7 +14,7 @@ func (u *run) checkLeader(rep *replica) {
 	term := rep.s.Term()
 	isNew, err := u.meta.Leader(term, rep.id)
 	if err != nil {
-		u.violate(err)
+		u.violate(fmt.Errorf("invariant 6: %w", err))
 		return
 	}
 	if isNew {
@@ -33,7 +33,7 @@ func (u *run) onApply(i int, index, term uint64) {
 		}
 	}
 	if err := u.meta.Applied(u.reps[i].id, index, term, u.reps[i].s.StateDigest()); err != nil {
-		u.violate(err)
+		u.violate(fmt.Errorf("invariant 6: %w", err))
 	}
 }
 

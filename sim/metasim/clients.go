@@ -103,7 +103,7 @@ func (u *run) proposeJoin(i int, id uint64) {
 func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 	name, ok := rep.pending[d.Token]
 	if !ok {
-		u.violate(fmt.Errorf("replica %d answered unknown proposal %d", rep.id, d.Token))
+		u.violate(fmt.Errorf("protocol: replica %d answered unknown proposal %d", rep.id, d.Token))
 		return
 	}
 	delete(rep.pending, d.Token)

@@ -58,6 +58,7 @@ type Stats struct {
 	HealNs                           int64
 	Net                              simnet.Stats
 	DiskSyncFails, DiskWritesDamaged uint64
+	Disk                             sim.DiskStats // summed over the replicas' disks
 }
 
 // Result is the outcome of one run.
@@ -88,6 +89,10 @@ type run struct {
 	tokens  uint64
 	healing bool
 }
+
+// AckedFloor is the fewest answered proposals a seed must have: one under it did too
+// little work for its checks to mean anything.
+const AckedFloor = 20
 
 // Run executes the options' run and reports its trace hash and verdict. etcd raft draws
 // its election jitter from crypto/rand.Reader: the run replaces it with a stream from its
@@ -127,9 +132,13 @@ func runWith(o Options, r *rng.Rand) Result {
 	if u.err == nil {
 		u.heal()
 	}
+	if u.err == nil && (u.stats.Acked < AckedFloor || u.stats.Leaders == 0) {
+		u.violate(fmt.Errorf("vacuous: %d proposals answered (floor %d) and %d leaders: the seed proves nothing", u.stats.Acked, AckedFloor, u.stats.Leaders))
+	}
 	u.stats.Net = u.net.Stats()
 	for _, rep := range u.reps {
 		ds := rep.d.Stats()
+		sim.AddCounters(&u.stats.Disk, ds)
 		u.stats.DiskSyncFails += ds.SyncsFailed
 		u.stats.DiskWritesDamaged += ds.WritesCorrupted + ds.WritesLost
 	}
@@ -291,7 +300,7 @@ func addrOf(id uint64) string { return fmt.Sprintf("node-%d:7942", id) }
 func (u *run) send(m *raftpb.Message) {
 	data, err := proto.Marshal(m)
 	if err != nil {
-		u.violate(fmt.Errorf("raft message does not marshal: %v", err))
+		u.violate(fmt.Errorf("protocol: raft message does not marshal: %v", err))
 		return
 	}
 	data = append([]byte{msgRaft}, data...)
@@ -316,7 +325,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	m := &raftpb.Message{}
 	if err := proto.Unmarshal(d.Msg[1:], m); err != nil {
-		u.violate(fmt.Errorf("raft message does not unmarshal: %v", err))
+		u.violate(fmt.Errorf("protocol: raft message does not unmarshal: %v", err))
 		return
 	}
 	u.record('m', d.From, d.To, uint64(m.GetType()), boolBit(d.Stale))

@@ -50,6 +50,10 @@ type run struct {
 	err   error
 }
 
+// AckedFloor is the fewest acknowledged appends a seed must have: one under it did too
+// little work for its checks to mean anything.
+const AckedFloor = 100
+
 // Run executes the options' run and reports its trace hash and verdict.
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
@@ -71,6 +75,9 @@ func Run(o Options) Result {
 	}
 	if u.err == nil {
 		u.heal()
+	}
+	if u.err == nil && u.stats.Acked < AckedFloor {
+		u.violate(fmt.Errorf("vacuous: %d appends acknowledged (floor %d): the seed proves nothing", u.stats.Acked, AckedFloor))
 	}
 	u.stats.Disk = u.d.Stats()
 	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
