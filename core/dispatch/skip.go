@@ -18,13 +18,22 @@ import (
 // WAL's checkpoint flush interval, for commits in flight at a crash (the owner committed,
 // its answer had not reached the dispatcher) and for the checkpoint's own write and
 // fdatasync. It is a stated bound, not a timer: the simulators check duplicates against it.
-const RedispatchInFlightMarginNs = 250_000_000 // 250 ms
+const RedispatchInFlightMarginNs int64 = 250_000_000 // 250 ms
 
 // RedispatchWindowNs is how long before a crash a record's first commit may have happened
 // for the restart to commit it a second time, with the default checkpoint flush interval:
 // its answer came within the last flush interval (so the skip-set on disk did not name it
 // yet) or was still in flight.
-const RedispatchWindowNs = wal.DefaultCheckpointSyncIntervalNs + RedispatchInFlightMarginNs
+const RedispatchWindowNs int64 = wal.DefaultCheckpointSyncIntervalNs + RedispatchInFlightMarginNs
+
+// RedispatchBoundNs is RedispatchWindowNs for a WAL whose CheckpointSyncIntervalNs is
+// checkpointSyncIntervalNs (0: the default).
+func RedispatchBoundNs(checkpointSyncIntervalNs int64) int64 {
+	if checkpointSyncIntervalNs <= 0 {
+		checkpointSyncIntervalNs = wal.DefaultCheckpointSyncIntervalNs
+	}
+	return checkpointSyncIntervalNs + RedispatchInFlightMarginNs
+}
 
 // home names the partition a record was accepted for (its WAL copy's), whatever partition
 // it was rerouted to since: a restart replays it there.
