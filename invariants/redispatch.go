@@ -9,15 +9,20 @@ import "github.com/narad/narad/core/dispatch"
 //	firstNs    when the message was first delivered (its earliest delivery of all)
 //	dupNs      when the duplicate being explained was delivered (a later delivery of
 //	           another copy of the record: another partition offset)
-//	crashesNs  every crash time of the accepting node (any order); a clean stop is no crash
-//	boundNs    dispatch.RedispatchBoundNs(the WAL's CheckpointSyncIntervalNs), or 0 for
+//	crashesNs  every time the accepting node stopped other than cleanly (any order): a
+//	           crash, or a failure that stopped it (its checkpoint writes stop there)
+//	boundNs    dispatch.RedispatchBoundNs(the WAL's CheckpointSyncIntervalNs, the longest a
+//	           commit answer may take: 0 for a single node, the dispatcher's
+//	           CommitTimeoutNs where a remote owner's answer can be lost), or 0 for
 //	           dispatch.RedispatchWindowNs
 //
-// The rule is sound, never generous: the dispatcher writes the records it has committed
+// The rule is sound: it never refuses a duplicate that re-dispatch after a crash can
+// cause (it may accept one that had another cause; the rule cannot tell). The dispatcher
+// writes the records it has committed
 // with its checkpoint (the skip-set, core/dispatch doc.go) at most the checkpoint flush
 // interval after their commit was answered, so a restart commits again only records whose
 // first commit was answered within that interval before the crash, or was in flight at
-// it (RedispatchInFlightMarginNs covers those and the checkpoint's own write). A first copy
+// it (the bound's margin covers those and the checkpoint's own write). A first copy
 // is delivered only after its commit, so the duplicate is explained by a crash at c only
 // if firstNs >= c - boundNs; and the second copy is committed after the restart, so dupNs
 // must be after c. A duplicate for which no crash qualifies needs another cause.

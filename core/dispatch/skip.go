@@ -27,12 +27,16 @@ const RedispatchInFlightMarginNs int64 = 250_000_000 // 250 ms
 const RedispatchWindowNs int64 = wal.DefaultCheckpointSyncIntervalNs + RedispatchInFlightMarginNs
 
 // RedispatchBoundNs is RedispatchWindowNs for a WAL whose CheckpointSyncIntervalNs is
-// checkpointSyncIntervalNs (0: the default).
-func RedispatchBoundNs(checkpointSyncIntervalNs int64) int64 {
+// checkpointSyncIntervalNs (0: the default), where a commit's answer may take up to
+// commitAnswerMaxNs. A commit is in flight until its answer or its timeout: where answers
+// can be lost (a remote owner behind a cut network), pass the dispatcher's
+// CommitTimeoutNs, since the owner may have committed that long before the crash; where
+// they cannot (local commits), pass 0 and RedispatchInFlightMarginNs covers them.
+func RedispatchBoundNs(checkpointSyncIntervalNs, commitAnswerMaxNs int64) int64 {
 	if checkpointSyncIntervalNs <= 0 {
 		checkpointSyncIntervalNs = wal.DefaultCheckpointSyncIntervalNs
 	}
-	return checkpointSyncIntervalNs + RedispatchInFlightMarginNs
+	return checkpointSyncIntervalNs + max(RedispatchInFlightMarginNs, commitAnswerMaxNs)
 }
 
 // home names the partition a record was accepted for (its WAL copy's), whatever partition
