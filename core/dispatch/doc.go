@@ -54,7 +54,8 @@
 // a margin (RedispatchInFlightMarginNs) for the in-flight commits and the checkpoint's own
 // write; invariants.RedispatchExplains checks duplicates against it. With more than
 // CheckpointPendingMax partitions holding work at once, records above Below are replayed
-// too: duplicates, never loss.
+// too, and so is everything done since the older slot when the newest checkpoint slot is
+// damaged at rest: duplicates, never loss.
 //
 // The window adapts: while commits come out thinner than TargetPerPartition records it
 // doubles (up to WindowMax), and it halves back towards BaseWindow when they are far
