@@ -75,7 +75,8 @@ func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
 // Full reports whether the backlog is at its bound: the node refuses new produces.
 func (d *Dispatcher) Full() bool { return d.bytes >= d.cfg.BacklogBytesMax }
 
-// Backlog is the number of records a restart would replay, and their payload bytes.
+// Backlog is the number of records held at or above the checkpoint, and their payload
+// bytes: a restart replays them, less those the durable skip-set names done.
 func (d *Dispatcher) Backlog() (records int, bytes int) { return len(d.held), d.bytes }
 
 // Stats returns the counters.

@@ -52,7 +52,9 @@
 // the last CheckpointSyncIntervalNs (250 ms) before the crash, plus those of commits in
 // flight at the crash, may be committed a second time. RedispatchWindowNs states it with
 // a margin (RedispatchInFlightMarginNs) for the in-flight commits and the checkpoint's own
-// write; invariants.RedispatchExplains checks duplicates against it. With more than
+// write; a commit whose answer was lost stays in flight until CommitTimeoutNs, which
+// RedispatchBoundNs takes into account. invariants.RedispatchExplains checks duplicates
+// against it. With more than
 // CheckpointPendingMax partitions holding work at once, records above Below are replayed
 // too, and so is everything done since the older slot when the newest checkpoint slot is
 // damaged at rest: duplicates, never loss.
