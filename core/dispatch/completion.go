@@ -20,6 +20,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 			e.status = stDone
 			d.stats.Committed++
 		}
+		d.skipDirty = true
 		clear(b.ents[:len(batch)]) // the backing array outlives them: let them go
 		b.ents = b.ents[len(batch):]
 		b.failures, b.notBefore = 0, 0
@@ -134,6 +135,7 @@ func (d *Dispatcher) discardBucket(b *bucket) {
 		e.status = stDone
 		d.stats.Discarded++
 	}
+	d.skipDirty = true
 	b.ents = nil
 }
 

@@ -99,11 +99,13 @@ type Commit struct {
 // Commits may be carried out at once and concurrently (never two for one Key). Barriers
 // ask the metastore leader to confirm the local replica (ReadIndex); answer each with
 // BarrierDone. Checkpoint, when non-zero, is the new first seq not yet dispatched: give it
-// to the WAL (it only ever grows).
+// to the WAL (it only ever grows). Skip, when set, is the new description of the records
+// above the checkpoint that are done: give it to the WAL (SetSkip) after the checkpoint.
 type Ready struct {
 	Commits    []Commit
 	Barriers   []uint64
 	Checkpoint uint64
+	Skip       *wal.Skip
 }
 
 // ErrBacklogFull refuses a record when the backlog is at BacklogBytesMax.

@@ -36,12 +36,19 @@ type Dispatcher struct {
 
 	pumpedNs int64 // the time of the last Pump: lingers that ended by then need no timer
 
+	// The skip-set's durable form (skip.go).
+	restored  wal.Skip            // what the restart recovered: those records are done
+	pend      map[home]*pendQueue // records not done, by home partition
+	skipDirty bool                // something was added or done since the last skip
+	lastSkip  wal.Skip            // the skip last put in Ready
+
 	stats Stats
 }
 
 // Stats counts what the dispatcher did.
 type Stats struct {
 	Committed, Discarded, Rerouted, CommitsOK, CommitsFailed uint64
+	Restored                                                 uint64 // done by the recovered skip-set
 	Window                                                   int
 }
 
@@ -50,7 +57,7 @@ func New(cfg Config, cat Catalog, checkpoint uint64) *Dispatcher {
 	cfg = cfg.withDefaults()
 	return &Dispatcher{
 		cfg: cfg, cat: cat, checkpoint: checkpoint, nextSeq: checkpoint,
-		buckets: map[Key]*bucket{}, inflight: map[uint64]*bucket{},
+		buckets: map[Key]*bucket{}, inflight: map[uint64]*bucket{}, pend: map[home]*pendQueue{},
 		batches: map[uint64][]*entry{}, window: cfg.BaseWindow,
 	}
 }
@@ -58,7 +65,9 @@ func New(cfg Config, cat Catalog, checkpoint uint64) *Dispatcher {
 // Add hands over a record that is durable in the WAL. Records arrive in seq order.
 func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
 	assert(rec.Seq >= d.nextSeq, "records added out of seq order")
-	d.held = append(d.held, &entry{rec: rec, status: stParked})
+	e := &entry{rec: rec, status: stParked}
+	d.track(e)
+	d.held = append(d.held, e)
 	d.nextSeq = rec.Seq + 1
 	d.bytes += len(rec.Payload)
 }
@@ -66,7 +75,8 @@ func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
 // Full reports whether the backlog is at its bound: the node refuses new produces.
 func (d *Dispatcher) Full() bool { return d.bytes >= d.cfg.BacklogBytesMax }
 
-// Backlog is the number of records a restart would replay, and their payload bytes.
+// Backlog is the number of records held at or above the checkpoint, and their payload
+// bytes: a restart replays them, less those the durable skip-set names done.
 func (d *Dispatcher) Backlog() (records int, bytes int) { return len(d.held), d.bytes }
 
 // Stats returns the counters.
@@ -108,6 +118,7 @@ func (d *Dispatcher) Pump(nowNs int64) {
 	d.adaptWindow(formed, records)
 	d.requestBarrier(nowNs)
 	d.advanceCheckpoint()
+	d.emitSkip()
 }
 
 // admit moves parked records below the lookahead horizon into their buckets. The horizon
@@ -116,6 +127,10 @@ func (d *Dispatcher) admit(nowNs int64) {
 	horizon := d.checkpoint + uint64(d.window*d.cfg.LookaheadWindows)
 	for d.admitted < len(d.held) && d.held[d.admitted].rec.Seq < horizon {
 		e := d.held[d.admitted]
+		if e.status == stDone { // done before a restart (the recovered skip-set)
+			d.admitted++
+			continue
+		}
 		e.status = stWaiting
 		b := d.bucket(Key{Topic: e.rec.Topic, Incarnation: e.rec.Incarnation, Partition: e.rec.Partition})
 		if len(b.ents) == b.inflightN {

@@ -27,8 +27,37 @@
 // backs the bucket off for FailureBackoffNs. The checkpoint is the first seq not done: a
 // stuck partition holds the checkpoint, but not the others (skip-set, not head-of-line
 // blocking), and the horizon bounds how far past it the dispatcher runs. Nothing done is
-// ever sent again within a process; after a crash the skip-set is gone and records above
-// the checkpoint are sent again (duplicates, never loss).
+// ever sent again within a process.
+//
+// # The skip-set survives a crash
+//
+// The seed keeps the skip-set (committedAhead) in memory only, so a crash re-committed
+// every record above a stuck checkpoint: a node that took produces while a partition
+// owner was down delivered all of them twice after its own crash. Narad extends the seed:
+// after every pass that changed it, Ready.Skip describes the done records above the
+// checkpoint as a wal.Skip, and the WAL writes it with the checkpoint (checkpoint slot
+// format 2, core/wal/checkpoint.go), lazily like the checkpoint itself. The description
+// is bounded: every home partition (the one a record was accepted for, whatever it was
+// rerouted to) with work not done contributes its first seq not done; the
+// wal.CheckpointPendingMax lowest are listed, and Skip.Below is the next one's (or one
+// past the last record), so every record below Below of an unlisted partition is done.
+// Restore hands the recovered Skip to a new dispatcher before the WAL's records are
+// added; the records it names are done and never sent again.
+//
+// What counts as done is what the checkpoint may pass (invariant 5): a record whose
+// commit was answered durable, or that was discarded. A commit in flight or failed is
+// work, and neither the checkpoint nor the Skip ever names its records.
+//
+// The bound that follows: after a crash, only records whose commit was answered within
+// the last CheckpointSyncIntervalNs (250 ms) before the crash, plus those of commits in
+// flight at the crash, may be committed a second time. RedispatchWindowNs states it with
+// a margin (RedispatchInFlightMarginNs) for the in-flight commits and the checkpoint's own
+// write; a commit whose answer was lost stays in flight until CommitTimeoutNs, which
+// RedispatchBoundNs takes into account. invariants.RedispatchExplains checks duplicates
+// against it. With more than
+// CheckpointPendingMax partitions holding work at once, records above Below are replayed
+// too, and so is everything done since the older slot when the newest checkpoint slot is
+// damaged at rest: duplicates, never loss.
 //
 // The window adapts: while commits come out thinner than TargetPerPartition records it
 // doubles (up to WindowMax), and it halves back towards BaseWindow when they are far

@@ -35,6 +35,10 @@ func (m *Manager) maybeFlush(nowNs int64) {
 	if nowNs < m.flushAtNs && len(m.pending) < FrameOffsetsMax {
 		return
 	}
+	if mutAcksNotDurable { // the bug: a flush that writes nothing and reports the acks durable
+		m.pending, m.flushAtNs, m.stats.AcksDurable = m.pending[:0], 0, m.stats.Acks
+		return
+	}
 	floor := m.acked.floor
 	m.trimPending()
 	buf := m.spareBuf[:0]

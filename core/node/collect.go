@@ -83,6 +83,7 @@ func (n *Node) maybeStart(nowNs int64) {
 		return
 	}
 	n.disp = dispatch.New(n.cfg.Dispatch, catalog{n.meta}, n.walRecovery.Checkpoint)
+	n.disp.Restore(n.walRecovery.Skip)
 	for _, r := range n.walRecovery.Records {
 		n.disp.Add(nowNs, r)
 	}
@@ -104,5 +105,8 @@ func (n *Node) collectDispatch(nowNs int64) bool {
 	if rd.Checkpoint != 0 {
 		n.wal.SetCheckpoint(nowNs, rd.Checkpoint)
 	}
-	return len(rd.Commits) > 0 || len(rd.Barriers) > 0 || rd.Checkpoint != 0
+	if rd.Skip != nil {
+		n.wal.SetSkip(nowNs, *rd.Skip)
+	}
+	return len(rd.Commits) > 0 || len(rd.Barriers) > 0 || rd.Checkpoint != 0 || rd.Skip != nil
 }

@@ -11,14 +11,14 @@ import (
 func (l *Log) writeCheckpoint() {
 	assert(l.ckptWriting == 0, "two checkpoint writes in flight")
 	l.ckptFlushAt = 0
-	if l.ckptWanted <= l.ckptDurable {
+	if l.ckptWanted <= l.ckptDurable && l.skipWanted.Equal(l.skipDurable) {
 		return
 	}
-	l.ckptWriting = l.ckptWanted
+	l.ckptWriting, l.skipWriting = l.ckptWanted, l.skipWanted
 	gen := l.ckptGen + 1
 	l.issue(purposeCheckpoint, disk.Op{
 		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen),
-		Data: encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting}),
+		Data: encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting, skip: l.skipWriting}),
 	})
 }
 
@@ -33,7 +33,7 @@ func (l *Log) onCheckpointStep(res disk.Result) {
 		l.issue(purposeCheckpoint, disk.Op{Kind: disk.KindSync, Name: l.checkpointName()})
 	case disk.KindSync:
 		l.ckptGen++
-		l.ckptDurable = l.ckptWriting
+		l.ckptDurable, l.skipDurable = l.ckptWriting, l.skipWriting
 		l.ckptWriting = 0 // moves that came in meanwhile have set ckptFlushAt already
 		l.maybeCompact()
 	}

@@ -50,9 +50,12 @@
 //
 // Segments are named dir/<first seq, 16 hex digits>.seg; every record in a segment has a
 // seq at or above the name. The checkpoint (first seq not yet dispatched) lives in
-// dir/checkpoint in two alternating slots (checkpoint.go). It is made durable lazily, one
-// write and one fdatasync at most CheckpointSyncIntervalNs after a move, and then every
-// segment wholly below it is removed. An active segment past SegmentRotateBytes whose
+// dir/checkpoint in two alternating slots (checkpoint.go), with the dispatcher's
+// skip-set above it (Skip: which records above the checkpoint are done already, bounded by
+// CheckpointPendingMax; SetSkip). It is made durable lazily, one write and one fdatasync
+// at most CheckpointSyncIntervalNs after a move, and then every segment wholly below it
+// is removed. Recovery reports the skip-set (Recovery.Skip) and never reuses a seq it
+// calls done; a slot written before the skip-set existed (format 1) recovers with none. An active segment past SegmentRotateBytes whose
 // records are all dispatched is rotated so that it can be reclaimed; past SegmentBytesMax it
 // is rotated regardless.
 //
@@ -76,6 +79,7 @@
 //	row  condition                                              action
 //	R1   no checkpoint file, or one never written (all zero)    start at the oldest record
 //	R2   a checkpoint slot is valid                             start at the newest valid slot
+//	                                                             (format 2: with its skip-set)
 //	R3   checkpoint file has no valid slot after re-reads       start at the oldest record
 //	R4   frame decodes, CRC valid, seq at or above the expected  keep it
 //	R5   frame damaged (CRC, length, zeros, seq going back)     re-read up to ReadRetriesMax

@@ -79,6 +79,7 @@ type AppendDone struct {
 // Recovery is reported once, when Open finishes.
 type Recovery struct {
 	Checkpoint  uint64   // first seq not yet dispatched, as recovered
+	Skip        Skip     // records at or above Checkpoint already dispatched (zero: none known)
 	NextSeq     uint64   // seq the next append gets
 	Records     []Record // every CRC-valid record at or above Checkpoint, in seq order
 	Decisions   []string // the recovery table rows taken, in order (for logs and tests)

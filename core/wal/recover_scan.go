@@ -94,8 +94,12 @@ func (l *Log) finishScan() {
 	if rc.ckptOK {
 		ckpt = rc.ckpt.seq
 		l.ckptGen = rc.ckpt.gen
+		l.skipWanted, l.skipDurable = rc.ckpt.skip, rc.ckpt.skip
 	}
 	next := max(rc.lastSeq+1, ckpt, 1)
+	if rc.ckptOK {
+		next = max(next, rc.ckpt.skip.Below) // a seq the skip-set calls done is never reused
+	}
 	if len(rc.segs) > 0 {
 		next = max(next, rc.segs[len(rc.segs)-1].firstSeq)
 	}
@@ -167,7 +171,7 @@ func (l *Log) completeRecovery() {
 		}
 	}
 	l.out.Recovered = &Recovery{
-		Checkpoint: ckpt, NextSeq: l.nextSeq, Records: keep,
+		Checkpoint: ckpt, Skip: l.skipDurable, NextSeq: l.nextSeq, Records: keep,
 		Decisions: rc.notes, CorruptSkip: rc.corrupt,
 	}
 	l.rec = nil

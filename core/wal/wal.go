@@ -49,6 +49,9 @@ type Log struct {
 	ckptWriting uint64 // value being written, 0 when no checkpoint write is in flight
 	ckptFlushAt int64  // when the pending checkpoint move is written; 0 = none pending
 
+	// The skip-set above the checkpoint (checkpoint_skip.go), written in the same slot.
+	skipWanted, skipDurable, skipWriting Skip
+
 	stats Stats
 
 	compacting     bool
@@ -236,7 +239,9 @@ func (l *Log) FlushCheckpoint(nowNs int64) {
 }
 
 // CheckpointFlushed reports whether the durable checkpoint is the wanted one.
-func (l *Log) CheckpointFlushed() bool { return l.ckptDurable == l.ckptWanted || l.failure != nil }
+func (l *Log) CheckpointFlushed() bool {
+	return (l.ckptDurable == l.ckptWanted && l.skipDurable.Equal(l.skipWanted)) || l.failure != nil
+}
 
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
