@@ -264,13 +264,33 @@ func (n *Node) onHello(nowNs int64, from uint64, m wire.Hello) {
 		return
 	}
 	n.peerNonce[from] = m.Nonce
-	n.failCalls(nowNs, from)
+	n.failPeer(nowNs, from)
+}
+
+// failPeer fails every call and remote commit sent to peer and not answered yet.
+func (n *Node) failPeer(nowNs int64, peer uint64) {
+	n.failCalls(nowNs, peer)
 	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
-		if rc := n.remote[id]; rc.owner == from {
-			delete(n.remote, id)
-			if n.disp != nil {
-				n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
-			}
+		if n.remote[id].owner == peer {
+			n.failRemote(nowNs, id, peer)
 		}
+	}
+}
+
+// failRemote fails the remote commit with request id sent to owner, if it is still
+// open: the dispatcher backs off and sends its records again. An id that is not a
+// dispatcher commit may be a synchronous produce's (a call).
+func (n *Node) failRemote(nowNs int64, id, owner uint64) {
+	rc, ok := n.remote[id]
+	if !ok {
+		n.failCall(nowNs, id, owner)
+		return
+	}
+	if rc.owner != owner {
+		return
+	}
+	delete(n.remote, id)
+	if n.disp != nil {
+		n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
 	}
 }
