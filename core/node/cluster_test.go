@@ -27,8 +27,8 @@ type cluster struct {
 	// failNext counts the next sends from one node to another that fail at the sender
 	// (the node is told, as the shell tells it: SendFailed).
 	failNext map[[2]uint64]int
-	resps map[uint64]node.Response
-	tok   uint64
+	resps    map[uint64]node.Response
+	tok      uint64
 
 	voters   []uint64
 	restarts int
