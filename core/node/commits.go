@@ -15,8 +15,10 @@ import (
 // Commits reach a partition's owner: this node's own partitions take commits from its
 // dispatcher and, as CommitRequest messages, from its peers' dispatchers; a partition
 // owned elsewhere gets this node's dispatcher commits as CommitRequests, answered by
-// CommitResponses. Messages are best effort: a commit whose answer never comes times out
-// in the dispatcher (30 s) and is sent again (a duplicate, never a loss).
+// CommitResponses. Messages are best effort: a commit whose send failed (SendFailed), or
+// whose connection ended (PeerReset) or whose owner restarted (a Hello), fails at once and
+// is sent again after the dispatcher's backoff; one whose answer never comes otherwise
+// times out in the dispatcher (30 s) and is sent again (a duplicate, never a loss).
 
 // commitJob is a commit for one of this node's partitions.
 type commitJob struct {

@@ -16,9 +16,10 @@ import (
 // Bounds of the peer link.
 const (
 	// outMessagesMax and outBytesMax bound one peer's queue of messages waiting for its
-	// sender. Past either, a new message is dropped: peers are best effort (raft and the
-	// heartbeats repeat, a remote commit without an answer is sent again), and a peer
-	// that is down must not make the node hold every commit meant for it.
+	// sender. Past either, a new message is dropped and reported to the core as a failed
+	// send: peers are best effort (raft and the heartbeats repeat, a failed remote commit
+	// is sent again after the dispatcher's backoff), and a peer that is down must not make
+	// the node hold every commit meant for it.
 	outMessagesMax = 4096
 	outBytesMax    = 64 << 20
 	// peerCheckIntervalNs spaces the comparisons of the members' addresses with those the
