@@ -25,12 +25,18 @@ import (
 //     and one whose send fails before a connection is up fails at once (SendFailed):
 //     the dispatcher backs off 1 s (FailureBackoffNs) before each retry, and reroutes
 //     after three failed passes, so about 3 s;
+//   - a bucket an owner answered "wrong incarnation" (a replica that lagged) waits for a
+//     leader-confirmed barrier before it commits or discards; a barrier lost before the
+//     heal is answered only by the metastore's request timeout (RequestTimeoutTicks, 100
+//     ticks of 100 ms: 10 s) and asked again after the backoff (1 s);
 //   - the dispatcher's linger (5 ms), a partition commit (fdatasync and read-back, a few
 //     ms) and the consumers' think time and long polls (tens of ms).
 //
-// The commit timeout (30 s in half the seeds) is not in the chain: no commit sent after
-// the heal is lost (faults are off), and none sent before it outlives the links' restart.
-const HealLivenessNs = 10_000_000_000
+// The barrier's timeout is the longest link (seed 173 found it: 10.5 s); with the
+// backoff and a commit's retries after it, 15 s. The commit timeout (30 s in half the
+// seeds) is not in the chain: no commit sent after the heal is lost (faults are off),
+// and none sent before it outlives the links' restart.
+const HealLivenessNs = 15_000_000_000
 
 // heal stops every fault (disks, network, crashes, producers), brings every node up,
 // restarts every link, and lets the consumers ack what they get until every message
