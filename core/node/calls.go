@@ -57,6 +57,14 @@ func (n *Node) failCalls(nowNs int64, peer uint64) {
 	n.giveUpCalls(nowNs, func(c *peerCall) bool { return c.to == peer })
 }
 
+// failCall gives up on the call with id to peer: its request was never sent.
+func (n *Node) failCall(nowNs int64, id, peer uint64) {
+	if c, ok := n.calls[id]; ok && c.to == peer {
+		delete(n.calls, id)
+		c.done(nowNs, nil)
+	}
+}
+
 // giveUpCalls ends the calls which picks, in id order, as unanswered.
 func (n *Node) giveUpCalls(nowNs int64, which func(*peerCall) bool) {
 	for _, id := range slices.Sorted(maps.Keys(n.calls)) {

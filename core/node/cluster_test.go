@@ -24,8 +24,11 @@ type cluster struct {
 	ops   [][]disk.Op
 	msgs  []envelope
 	cut   map[uint64]bool
-	resps map[uint64]node.Response
-	tok   uint64
+	// failNext counts the next sends from one node to another that fail at the sender
+	// (the node is told, as the shell tells it: SendFailed).
+	failNext map[[2]uint64]int
+	resps    map[uint64]node.Response
+	tok      uint64
 
 	voters   []uint64
 	restarts int
@@ -41,7 +44,7 @@ func newCluster(t *testing.T, n int) *cluster { return newClusterOf(t, n, n) }
 // newClusterOf starts n nodes of which the first v are the metastore's initial voters;
 // the others join (as raft learners).
 func newClusterOf(t *testing.T, n, v int) *cluster {
-	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, resps: map[uint64]node.Response{}}
+	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{}, resps: map[uint64]node.Response{}}
 	var voters []uint64
 	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
@@ -86,6 +89,12 @@ func (c *cluster) settle() {
 				c.resps[r.Token] = r
 			}
 			for _, m := range rd.Messages {
+				if l := [2]uint64{uint64(i + 1), m.To}; c.failNext[l] > 0 {
+					c.failNext[l]--
+					nd.SendFailed(c.now, m.To, m.Body)
+					moved = true
+					continue
+				}
 				c.msgs = append(c.msgs, envelope{from: uint64(i + 1), out: m})
 			}
 			if rd.Failed != nil {

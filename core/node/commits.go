@@ -15,8 +15,10 @@ import (
 // Commits reach a partition's owner: this node's own partitions take commits from its
 // dispatcher and, as CommitRequest messages, from its peers' dispatchers; a partition
 // owned elsewhere gets this node's dispatcher commits as CommitRequests, answered by
-// CommitResponses. Messages are best effort: a commit whose answer never comes times out
-// in the dispatcher (30 s) and is sent again (a duplicate, never a loss).
+// CommitResponses. Messages are best effort: a commit whose send failed (SendFailed), or
+// whose connection ended (PeerReset) or whose owner restarted (a Hello), fails at once and
+// is sent again after the dispatcher's backoff; one whose answer never comes otherwise
+// times out in the dispatcher (30 s) and is sent again (a duplicate, never a loss).
 
 // commitJob is a commit for one of this node's partitions.
 type commitJob struct {
@@ -264,13 +266,33 @@ func (n *Node) onHello(nowNs int64, from uint64, m wire.Hello) {
 		return
 	}
 	n.peerNonce[from] = m.Nonce
-	n.failCalls(nowNs, from)
+	n.failPeer(nowNs, from)
+}
+
+// failPeer fails every call and remote commit sent to peer and not answered yet.
+func (n *Node) failPeer(nowNs int64, peer uint64) {
+	n.failCalls(nowNs, peer)
 	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
-		if rc := n.remote[id]; rc.owner == from {
-			delete(n.remote, id)
-			if n.disp != nil {
-				n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
-			}
+		if n.remote[id].owner == peer {
+			n.failRemote(nowNs, id, peer)
 		}
+	}
+}
+
+// failRemote fails the remote commit with request id sent to owner, if it is still
+// open: the dispatcher backs off and sends its records again. An id that is not a
+// dispatcher commit may be a synchronous produce's (a call).
+func (n *Node) failRemote(nowNs int64, id, owner uint64) {
+	rc, ok := n.remote[id]
+	if !ok {
+		n.failCall(nowNs, id, owner)
+		return
+	}
+	if rc.owner != owner {
+		return
+	}
+	delete(n.remote, id)
+	if n.disp != nil {
+		n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
 	}
 }

@@ -11,9 +11,13 @@
 //		client request:  n.Produce / n.Consume / n.Ack / n.CreateTopic / … (now, token, …)
 //		disk completion: n.DiskDone(now, result)
 //		timer:           n.Tick(now)                 // at n.NextDeadline()
+//		peer message:    n.Receive(now, from, body)
+//		failed send:     n.SendFailed(now, to, body) // a Ready message that never left
+//		connection end:  n.PeerReset(now, peer)
 //		rd := n.Ready()
 //		rd.Ops        -> the disk shell (any order, concurrently)
 //		rd.Responses  -> the waiting clients, by token
+//		rd.Messages   -> peers (best effort; a send that fails is told back)
 //		rd.Failed     -> stop; a restart recovers from the disk
 //
 // Every input ends with collect: each machine's Ready is drained and routed to the

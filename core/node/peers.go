@@ -122,3 +122,42 @@ func (n *Node) heartbeatDeadline() (int64, bool) {
 	}
 	return n.nextHeartbeatNs, true
 }
+
+// SendFailed tells the node that the shell could not send body (a message of its Ready)
+// to peer to: the send failed at the sender (no connection yet, a stream reset), so the
+// peer never got it. A remote commit or a call it carried fails at once, as if answered
+// "retry" (the dispatcher backs off FailureBackoffNs and sends it again), instead of
+// waiting for its timeout: a commit sent before the connection to its owner is up must
+// not hold its records for the 30 s commit timeout. Other messages need nothing: raft
+// and the heartbeats repeat.
+func (n *Node) SendFailed(nowNs int64, to uint64, body []byte) {
+	if mutSendFailSilent {
+		return // the bug: the dispatcher waits for the commit timeout
+	}
+	m, err := wire.Decode(body)
+	if err != nil {
+		return
+	}
+	switch m := m.(type) {
+	case wire.CommitRequest:
+		n.failRemote(nowNs, m.ID, to)
+	case wire.ConsumeRequest:
+		n.failCall(nowNs, m.ID, to)
+	case wire.AckRequest:
+		n.failCall(nowNs, m.ID, to)
+	case wire.StatsRequest:
+		n.failCall(nowNs, m.ID, to)
+	case wire.ProposeRequest:
+		n.failCall(nowNs, m.ID, to)
+	}
+	n.collect(nowNs)
+}
+
+// PeerReset tells the node that its connection to peer ended (the transport saw it
+// close, time out, or be replaced by a new one): what was in flight on it, either way,
+// may be lost, so every remote commit and call to peer fails at once, as after a Hello.
+// Sending them again is a duplicate at most, as after a timeout.
+func (n *Node) PeerReset(nowNs int64, peer uint64) {
+	n.failPeer(nowNs, peer)
+	n.collect(nowNs)
+}

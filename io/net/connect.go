@@ -146,6 +146,11 @@ func (t *Transport) serveConn(id uint64, conn *quic.Conn) {
 	for {
 		st, err := conn.AcceptStream(t.ctx)
 		if err != nil {
+			if t.ctx.Err() != nil {
+				// Closing: end the connection now (Close may no longer find it
+				// registered), so that the peer learns at once, not at its idle timeout.
+				_ = conn.CloseWithError(errCodeClosing, "closing")
+			}
 			return
 		}
 		t.wg.Add(1)

@@ -20,7 +20,11 @@
 // them before they know its address; they answer over that connection. The
 // dialer redials with backoff (RedialMin doubling to RedialMax) whenever the connection
 // ends; the acceptor waits for it. Send fails at once without a connection (the message is
-// dropped; raft retries what matters); Request waits for one within its context.
+// dropped; raft retries what matters, and the caller learns it from the error); Request
+// waits for one within its context. A Send that returned nil only buffered the message:
+// it is lost if its connection ends first, so a handler that implements ResetHandler is
+// told whenever a connection to a peer ends (OnPeerReset), and a caller waiting for an
+// answer over it gives up then instead of at its own timeout.
 // Every message takes a stream of its own (QUIC streams are cheap and independent, so a
 // slow large commit does not hold back raft's heartbeats).
 //

@@ -52,6 +52,16 @@ type Handler interface {
 	OnRequest(ctx context.Context, from uint64, body []byte) ([]byte, error)
 }
 
+// ResetHandler is a Handler that also wants to know when a connection to a peer ends
+// (closed, timed out, reset by the peer's new process, or replaced by a new one). What
+// was in flight on it may be lost without any Send having failed: a one-way message
+// whose write returned was only buffered. OnPeerReset is called after the transport
+// dropped the connection, never under its lock.
+type ResetHandler interface {
+	Handler
+	OnPeerReset(peer uint64)
+}
+
 // Transport carries messages between cluster nodes over QUIC. See doc.go.
 type Transport struct {
 	cfg       Config
@@ -160,22 +170,39 @@ func (t *Transport) conn(id uint64) (*quic.Conn, <-chan struct{}) {
 // register makes conn the connection to peer id, closing one it replaces.
 func (t *Transport) register(id uint64, conn *quic.Conn) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if old := t.conns[id]; old != nil && old != conn {
+	old := t.conns[id]
+	replaced := old != nil && old != conn
+	if replaced {
 		_ = old.CloseWithError(errCodeClosing, "replaced")
 	}
 	t.conns[id] = conn
 	close(t.changed)
 	t.changed = make(chan struct{})
+	t.mu.Unlock()
+	if replaced {
+		t.peerReset(id)
+	}
 }
 
 func (t *Transport) unregister(id uint64, conn *quic.Conn) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.conns[id] == conn {
+	ended := t.conns[id] == conn
+	if ended {
 		delete(t.conns, id)
 		close(t.changed)
 		t.changed = make(chan struct{})
+	}
+	t.mu.Unlock()
+	if ended {
+		t.peerReset(id)
+	}
+}
+
+// peerReset tells a ResetHandler that the connection to peer id ended (not once the
+// transport is closing: nothing waits for an answer then).
+func (t *Transport) peerReset(id uint64) {
+	if rh, ok := t.h.(ResetHandler); ok && t.ctx.Err() == nil {
+		rh.OnPeerReset(id)
 	}
 }
 

@@ -13,9 +13,12 @@
 // In a cluster (OpenCluster, peers.go) the shell also owns an io/net transport. The
 // messages a step's Ready carries for peers are queued under the mutex, in the core's
 // order, and sent by one goroutine per peer, so a step never waits on the network; a
-// full queue or a failed send drops the message (raft and the heartbeats repeat, a remote
-// commit without an answer is sent again). A message from a peer is a step like any
-// other (node.Receive). At most every 100 ms a step compares the members' addresses the
+// full queue or a failed send (no connection yet, a stream reset) drops the message and
+// is reported to the core as a step of its own (node.SendFailed): a remote commit or call
+// it carried fails at once, and the dispatcher sends the commit again after its 1 s
+// backoff rather than its 30 s commit timeout. When io/net reports that a connection to a
+// peer ended (what was buffered on it may be lost), the core is told too
+// (node.PeerReset). A message from a peer is a step like any other (node.Receive). At most every 100 ms a step compares the members' addresses the
 // metastore knows with those the transport has, and gives it the changed ones. Close
 // closes the transport after the dispatcher's drain and the final flush (both may need
 // peers) and before the executor stops.

@@ -16,9 +16,10 @@ import (
 // Bounds of the peer link.
 const (
 	// outMessagesMax and outBytesMax bound one peer's queue of messages waiting for its
-	// sender. Past either, a new message is dropped: peers are best effort (raft and the
-	// heartbeats repeat, a remote commit without an answer is sent again), and a peer
-	// that is down must not make the node hold every commit meant for it.
+	// sender. Past either, a new message is dropped and reported to the core as a failed
+	// send: peers are best effort (raft and the heartbeats repeat, a failed remote commit
+	// is sent again after the dispatcher's backoff), and a peer that is down must not make
+	// the node hold every commit meant for it.
 	outMessagesMax = 4096
 	outBytesMax    = 64 << 20
 	// peerCheckIntervalNs spaces the comparisons of the members' addresses with those the
@@ -62,12 +63,19 @@ func OpenCluster(root string, cfg node.Config, cl Cluster) (*Shell, error) {
 	return s, nil
 }
 
-// peerHandler feeds what peers send into the shell's core.
+// peerHandler feeds what peers send into the shell's core, and tells it when a
+// connection to a peer ended (node.PeerReset: what it sent over it may be lost).
 type peerHandler struct{ s atomic.Pointer[Shell] }
 
 func (h *peerHandler) OnMessage(from uint64, body []byte) {
 	if s := h.s.Load(); s != nil {
 		s.step(func(now int64) { s.node.Receive(now, from, body) })
+	}
+}
+
+func (h *peerHandler) OnPeerReset(peer uint64) {
+	if s := h.s.Load(); s != nil {
+		s.step(func(now int64) { s.node.PeerReset(now, peer) })
 	}
 }
 
@@ -84,6 +92,7 @@ func (h *peerHandler) OnRequest(context.Context, uint64, []byte) ([]byte, error)
 type peerLink struct {
 	tr      *ionet.Transport
 	metrics *metrics
+	shell   *Shell        // set by open before the first step: told of failed sends
 	done    chan struct{} // closed by close: the senders stop
 	wg      sync.WaitGroup
 
@@ -108,8 +117,10 @@ type outQueue struct {
 	wake  chan struct{} // capacity 1: a token when msgs became non-empty
 }
 
-// enqueue queues msgs for their peers, in order; it never blocks.
-func (l *peerLink) enqueue(msgs []node.Outbound) {
+// enqueue queues msgs for their peers, in order; it never blocks. It returns the
+// messages dropped because their peer's queue is full: they failed at the sender, and
+// the caller tells the core (reportFailed) once it released the shell's mutex.
+func (l *peerLink) enqueue(msgs []node.Outbound) (full []node.Outbound) {
 	for _, m := range msgs {
 		q := l.queue(m.To)
 		if q == nil {
@@ -117,14 +128,15 @@ func (l *peerLink) enqueue(msgs []node.Outbound) {
 			continue
 		}
 		q.mu.Lock()
-		full := len(q.msgs) >= outMessagesMax || q.bytes+len(m.Body) > outBytesMax
-		if !full {
+		over := len(q.msgs) >= outMessagesMax || q.bytes+len(m.Body) > outBytesMax
+		if !over {
 			q.msgs = append(q.msgs, m.Body)
 			q.bytes += len(m.Body)
 		}
 		q.mu.Unlock()
-		if full {
+		if over {
 			l.metrics.peerMessages.WithLabelValues("dropped").Inc()
+			full = append(full, m)
 			continue
 		}
 		select {
@@ -132,6 +144,27 @@ func (l *peerLink) enqueue(msgs []node.Outbound) {
 		default:
 		}
 	}
+	return full
+}
+
+// reportFailed tells the core that msgs failed at the sender (node.SendFailed): a remote
+// commit among them fails at once, and the dispatcher sends it again after its backoff
+// instead of waiting for the commit timeout. Not once the link is closing.
+func (l *peerLink) reportFailed(msgs []node.Outbound) {
+	s := l.shell
+	select {
+	case <-l.done:
+		return
+	default:
+	}
+	if s == nil || len(msgs) == 0 {
+		return
+	}
+	s.step(func(now int64) {
+		for _, m := range msgs {
+			s.node.SendFailed(now, m.To, m.Body)
+		}
+	})
 }
 
 // queue returns peer to's queue, starting its sender on first use; nil once closed.
@@ -152,7 +185,8 @@ func (l *peerLink) queue(to uint64) *outQueue {
 }
 
 // send is peer to's sender: it sends what its queue holds, in order, until close. A
-// failed send is dropped (counted): see outMessagesMax.
+// failed send (no connection to the peer yet, a stream reset, a write that timed out) is
+// counted and reported to the core, which fails the commit or call it carried at once.
 func (l *peerLink) send(to uint64, q *outQueue) {
 	defer l.wg.Done()
 	for {
@@ -174,6 +208,7 @@ func (l *peerLink) send(to uint64, q *outQueue) {
 			result := "sent"
 			if err := l.tr.Send(to, b); err != nil {
 				result = "failed"
+				l.reportFailed([]node.Outbound{{To: to, Body: b}})
 			}
 			l.metrics.peerMessages.WithLabelValues(result).Inc()
 		}

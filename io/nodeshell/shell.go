@@ -70,6 +70,9 @@ func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, err
 	s := &Shell{node: node.New(cfg, rng.New(binary.LittleEndian.Uint64(seed[:]))), dir: dir,
 		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: m,
 		drained: make(chan struct{}), flushed: make(chan struct{}), link: link}
+	if link != nil {
+		link.shell = s // before the first step starts a sender
+	}
 	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
@@ -103,8 +106,9 @@ func (s *Shell) step(f func(now int64)) {
 		close(s.flushed)
 	}
 	s.armTimer(t)
+	var full []node.Outbound
 	if s.link != nil {
-		s.link.enqueue(rd.Messages) // the senders send them after the mutex is released
+		full = s.link.enqueue(rd.Messages) // the senders send them after the mutex is released
 		s.link.updatePeers(s.node, t)
 	}
 	submit := !s.stopped && len(rd.Ops) > 0
@@ -116,6 +120,9 @@ func (s *Shell) step(f func(now int64)) {
 		if ch != nil {
 			ch <- rd.Responses[i] // buffered: never blocks
 		}
+	}
+	if len(full) > 0 {
+		defer s.link.reportFailed(full) // after this step's ops are submitted
 	}
 	if !submit {
 		return // stopped: the executor is closing or closed

@@ -104,3 +104,22 @@ func (u *run) commitHello(mb *member, from uint64, body []byte) {
 		}
 	}
 }
+
+// commitSendFailed mirrors the node: a commit whose send failed at the sender is closed
+// (the dispatcher sends its records again after its backoff).
+func (u *run) commitSendFailed(mb *member, body []byte) {
+	m, err := wire.Decode(body)
+	if req, ok := m.(wire.CommitRequest); err == nil && ok {
+		u.closeCommit(commitRef{epoch: mb.epoch, id: req.ID})
+	}
+}
+
+// commitPeerReset mirrors the node: a connection's end closes every open commit the
+// process sent to that peer.
+func (u *run) commitPeerReset(mb *member, peer uint64) {
+	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
+		if ref.epoch == mb.epoch && oc.to == peer {
+			u.closeCommit(ref)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 // produce to any node and consume from any node. Faults: node crashes (the machine's:
 // the disk applies its crash model), disk faults, and every network fault of
 // DESIGN.md section 4 (loss, duplicates, delay and reordering, stale duplicates,
-// symmetric and one-way partitions).
+// symmetric and one-way partitions, sends that fail at the sender).
 //
 // Some seeds have one long outage once the topic exists: a node stays down for 3 to 10
 // s while the others keep a quorum (no second crash, no cuts meanwhile), so the
@@ -25,8 +25,30 @@
 //     timed out (commits.go);
 //   - invariant 2 after healing (faults off, every node up, links restored): every
 //     message answered 202 is delivered within HealBoundNs of simulated time;
+//   - invariant 11 after healing: every message answered 202 is consumable (in a durable
+//     partition log, or delivered) within HealLivenessNs (15 s) of the heal's start;
 //   - linearizability of the clients' history (porcupine, package invariants);
 //   - liveness: simulated time keeps moving (a livelock at one instant is a violation).
+//
+// Failed sends and connections (the 31 s stall a chaos run of real processes found). The
+// nodes talk over simnet's connections, one per pair: a process that starts gets new
+// ones, each up after a delay drawn up to ConnectMaxNs (1 s at most, io/net's RedialMax),
+// and in some seeds a send fails at the sender by a drawn stream reset (SendFailProb).
+// A send that fails at the sender delivers nothing, and the node is told at once
+// (node.SendFailed), as io/nodeshell tells the core when io/net's Send fails; when a
+// connection ends the processes at both ends are told (node.PeerReset), as io/net tells
+// the shell. A remote commit so failed is sent again after the dispatcher's backoff (1
+// s), not after its commit timeout (30 s in half the seeds). A message lost in flight
+// (a drop, a cut) tells its sender nothing: QUIC loses a message only with its
+// connection, and the real transport reports that connection's end, which the heal
+// stands for by restarting every link (both ends told). So after the heal no commit
+// waits for the commit timeout, and the true bound is the chain of waits HealLivenessNs
+// lists (heal.go): a restart's recovery, connections up (1 s), a raft election (about 2
+// s), a discard-confirming barrier lost before the heal (the metastore's 10 s request
+// timeout), the dispatcher's backoffs and reroute after three failed passes, its linger
+// and a partition commit; 15 s. A record leased to a consume whose
+// answer was lost is consumable all the same: it waits for its lease's visibility
+// timeout to be delivered again (invariant 9's business).
 //
 // Consumers ask random nodes: consumes and acks are routed to the partitions' owners.
 //

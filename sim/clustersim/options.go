@@ -95,6 +95,7 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.5) {
 		o.SyncPercent = r.Range(10, 60)
 	}
+	o.Net.SendFailProb, o.Net.ConnectMaxNs = pick(0, 0, 0.002, 0.02), ms(1, 1000) // sends failed at the sender
 	return o
 }
 

@@ -27,6 +27,8 @@ const (
 	evCut
 	evOutage
 	evChurn
+	evSendFailed // a send of node's failed at the sender: msg is what it sent
+	evPeerReset  // node's connection to peer ended
 )
 
 type event struct {
@@ -36,6 +38,7 @@ type event struct {
 	client int
 	op     disk.Op
 	msg    simnet.Delivery[[]byte]
+	peer   uint64
 }
 
 // member is one node process on its own disk; epoch ties events to one incarnation.
@@ -196,6 +199,8 @@ func (u *run) handle(e event) {
 		}
 	case evMsg:
 		u.deliver(e.msg)
+	case evSendFailed, evPeerReset:
+		u.tellSender(e)
 	case evCrash:
 		u.onCrashEvent(e)
 	case evRestart:
@@ -235,8 +240,48 @@ func (u *run) start(i int) {
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  5_000_000}, u.r.Fork())
 	u.record('o', uint64(i), mb.epoch)
+	for _, id := range u.ids { // a new process: new connections
+		if id != mb.id {
+			u.resetLink(mb.id, id, false)
+		}
+	}
 	mb.n.Open(u.nowOf(mb))
 	u.drain(i)
+}
+
+// resetLink ends the connection between a and b (simnet.Reset): the processes at its
+// ends are told now, as io/net tells the core when a connection ends (node.PeerReset),
+// but a process that just started (a, unless tellBoth) had none. A send before the new
+// connection is up fails at the sender, and nothing else will tell the node of it: the
+// real transport's acceptor, before its peer redials, has no connection to report.
+func (u *run) resetLink(a, b uint64, tellBoth bool) {
+	u.net.Reset(u.s.Now(), a, b)
+	for _, x := range [2][2]uint64{{a, b}, {b, a}} {
+		if !tellBoth && x[0] == a {
+			continue
+		}
+		if i := int(x[0] - 1); u.members[i].up {
+			u.s.At(u.s.Now(), event{kind: evPeerReset, node: i, epoch: u.members[i].epoch, peer: x[1]})
+		}
+	}
+}
+
+// tellSender feeds a failed send or a connection's end to the node process it concerns.
+func (u *run) tellSender(e event) {
+	mb := u.members[e.node]
+	if e.epoch != mb.epoch || !mb.up {
+		return
+	}
+	if e.kind == evSendFailed {
+		u.record('s', mb.id, e.msg.To, uint64(len(e.msg.Msg)))
+		u.commitSendFailed(mb, e.msg.Msg)
+		mb.n.SendFailed(u.nowOf(mb), e.msg.To, e.msg.Msg)
+	} else {
+		u.record('r', mb.id, e.peer)
+		u.commitPeerReset(mb, e.peer)
+		mb.n.PeerReset(u.nowOf(mb), e.peer)
+	}
+	u.drain(e.node)
 }
 
 // crash kills node i's process and machine: ops in flight, messages it had not sent and
@@ -288,7 +333,12 @@ func (u *run) drain(i int) {
 	}
 	for _, out := range rd.Messages {
 		u.commitSent(mb, out.To, out.Body)
-		for _, d := range u.net.Send(u.s.Now(), mb.id, out.To, out.Body) {
+		ds, failed := u.net.Transmit(u.s.Now(), mb.id, out.To, out.Body)
+		if failed { // the shell tells the node once the step is over (io/nodeshell)
+			u.s.At(u.s.Now(), event{kind: evSendFailed, node: i, epoch: mb.epoch,
+				msg: simnet.Delivery[[]byte]{From: mb.id, To: out.To, Msg: out.Body}})
+		}
+		for _, d := range ds {
 			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
 		}
 	}
