@@ -127,7 +127,7 @@ func (m *model) recovered(u *run, rec *wal.Recovery) {
 		}
 	}
 	if rec.Checkpoint < m.imgCkpt {
-		u.violate(fmt.Errorf("invariant 5: recovered checkpoint %d is behind the durable %d", rec.Checkpoint, m.imgCkpt))
+		u.violate(fmt.Errorf("invariant 5: recovered checkpoint %d is behind the durable %d (decisions %v)", rec.Checkpoint, m.imgCkpt, rec.Decisions))
 	}
 	// Everything below the next seq is now either present or gone for good.
 	for seq := rec.Checkpoint; seq < rec.NextSeq; seq++ {
