@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/rng"
 )
 
 // The faults of issue 11, beyond the per-operation coins of disk.go:
@@ -140,4 +141,22 @@ func (d *Disk) Land(ops []disk.Op) int {
 		n++
 	}
 	return n
+}
+
+// DrawEIO draws EIOProb for a simulator's options: for each kind EIOProb applies to
+// (Create, WriteAt, Truncate, Rename, Remove, SyncDir), one of probs, uniformly.
+func DrawEIO(r *rng.Rand, probs ...float64) [disk.KindSyncDir + 1]float64 {
+	var out [disk.KindSyncDir + 1]float64
+	for _, k := range []disk.Kind{disk.KindCreate, disk.KindWriteAt, disk.KindTruncate, disk.KindRename, disk.KindRemove, disk.KindSyncDir} {
+		out[k] = probs[r.Intn(len(probs))]
+	}
+	return out
+}
+
+// FaultString prints the faults of disk_faults.go for a simulator's option line.
+func (c DiskConfig) FaultString() string {
+	k := func(kind disk.Kind) float64 { return c.EIOProb[kind] }
+	return fmt.Sprintf("eio=[create %g write %g truncate %g rename %g remove %g syncdir %g] fill=%g misdirect=%g rot=%g process=%g land=%.3f",
+		k(disk.KindCreate), k(disk.KindWriteAt), k(disk.KindTruncate), k(disk.KindRename), k(disk.KindRemove), k(disk.KindSyncDir),
+		c.FillProb, c.MisdirectProb, c.RotProb, c.ProcessProb, c.LandProb)
 }
