@@ -31,6 +31,9 @@ const fadvDontNeed = 4
 // them from the device again. The fallback is weaker: a page the kernel cannot drop
 // (dirty, mapped, or on tmpfs, where the cache is the storage) is read from the cache.
 func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
+	if d.deviceCached.Load() {
+		return d.ReadAt(name, off, n)
+	}
 	if n < 0 || off < 0 {
 		return nil, fmt.Errorf("%w: read-device %s at %d+%d: negative", coredisk.ErrIO, name, off, n)
 	}
@@ -105,3 +108,9 @@ func readDropped(f *os.File, off int64, n int) ([]byte, error) {
 	}
 	return buf[:m], nil
 }
+
+// SetDeviceReadsCached makes ReadDevice read through the page cache, like ReadAt: the
+// read-back as it was before it bypassed the cache. It exists so that a benchmark can
+// measure both in one run (io/nodeshell BenchmarkProduce1KiB); a node must never set it,
+// since a cached read-back proves the kernel's buffer, not the device.
+func (d *Dir) SetDeviceReadsCached(on bool) { d.deviceCached.Store(on) }
