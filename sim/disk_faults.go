@@ -143,15 +143,24 @@ func (d *Disk) Land(ops []disk.Op) int {
 	return n
 }
 
-// DrawEIO draws EIOProb for a simulator's options: for each kind EIOProb applies to
-// (Create, WriteAt, Truncate, Rename, Remove, SyncDir), one of probs, uniformly.
+// DrawEIO draws EIOProb for a simulator's options: for WriteAt one of probs, uniformly,
+// and for each of Create, Truncate, Rename, Remove and SyncDir one of probs times
+// eioRareFactor (capped at eioRareMax): those ops are a hundred times rarer than writes,
+// and at a write's rate their EIO would almost never fire.
 func DrawEIO(r *rng.Rand, probs ...float64) [disk.KindSyncDir + 1]float64 {
 	var out [disk.KindSyncDir + 1]float64
-	for _, k := range []disk.Kind{disk.KindCreate, disk.KindWriteAt, disk.KindTruncate, disk.KindRename, disk.KindRemove, disk.KindSyncDir} {
-		out[k] = probs[r.Intn(len(probs))]
+	out[disk.KindWriteAt] = probs[r.Intn(len(probs))]
+	for _, k := range []disk.Kind{disk.KindCreate, disk.KindTruncate, disk.KindRename, disk.KindRemove, disk.KindSyncDir} {
+		out[k] = min(eioRareMax, probs[r.Intn(len(probs))]*eioRareFactor)
 	}
 	return out
 }
+
+// Scaling of DrawEIO for the ops rarer than writes.
+const (
+	eioRareFactor = 20
+	eioRareMax    = 0.1
+)
 
 // FaultString prints the faults of disk_faults.go for a simulator's option line.
 func (c DiskConfig) FaultString() string {
