@@ -274,6 +274,10 @@ func (d *Disk) SetFaults(on bool) {
 	}
 }
 
+// SetConfig replaces the fault model from the next operation on (tests that switch a
+// fault on after setting a disk up).
+func (d *Disk) SetConfig(cfg DiskConfig) { d.cfg = cfg }
+
 // Stats returns the counters so far.
 func (d *Disk) Stats() DiskStats { return d.stats }
 
