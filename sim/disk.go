@@ -36,9 +36,10 @@ import (
 //   - Truncate sets the size of cur (a growth is zero-filled) and forgets the dirty marks
 //     past the new size. The durable size changes at the next successful Sync.
 //   - Sync (fdatasync) makes durable equal to the pending size change applied to durable
-//     (cut at the smallest truncated size, zero-extended) with every dirty byte copied from
-//     cur, sized like cur; then nothing is dirty. Without earlier failures or corrupted
-//     writes that is simply durable = cur.
+//     (cut at the smallest truncated size, zero-extended) with every dirty byte as
+//     writeback stores it (from cur, except where a damaged write left other bytes; see
+//     Page cache and device), sized like cur; then nothing is dirty. Without earlier
+//     failures or damaged writes that is simply durable = cur.
 //   - A failed Sync (disk.ErrIO, drawn with SyncFailProb) follows Linux: each 4 KiB page
 //     holding dirty bytes independently reaches durable or not (1/2 each), the pending size
 //     change reaches durable, and then the dirty marks are cleared. A later successful Sync
@@ -68,7 +69,7 @@ import (
 //   - A pending size change lands or not (1/2 each): the base image is durable, or durable
 //     cut at the smallest truncated size and zero-extended to the last one.
 //   - Each 4 KiB page holding dirty bytes is kept with CrashKeepProb (its dirty bytes take
-//     their cur value), torn with CrashTearProb, else dropped (its dirty bytes keep their
+//     their writeback value), torn with CrashTearProb, else dropped (its dirty bytes keep their
 //     base value, or are cut when past the base's end). In a torn page each 512-byte
 //     sector holding dirty bytes is garbage with CrashGarbageProb (its dirty bytes become
 //     random bytes), else new or old with equal chance.
