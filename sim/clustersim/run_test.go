@@ -10,6 +10,7 @@ import (
 var regressionSeeds = map[uint64]string{
 	47:  "a client whose think time was 0 looped at one instant (the liveness guard reports it)",
 	68:  "the commit tracker counted timeouts in simulated time, not on the sender's clock",
+	7:   "after a process crash WAL recovery trusted a listed segment whose create was never made durable (SyncDir EIO); a machine crash then unlinked acknowledged records",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
 
