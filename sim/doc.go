@@ -16,7 +16,10 @@
 // The page cache is distinct from the device: a plain read returns what was written, and
 // only a device read (disk.Op.Device) sees a corrupted, lost or misdirected write or
 // pages a failed sync lost. The WAL's group read-back, commitDurable's read-back, plog
-// recovery's tail check and the metastore's read-back read the device; the mutation
+// recovery's tail check and the metastore's read-back read the device, and so does WAL
+// recovery's scan (after a process crash the cache still shows pages a failed sync
+// lost; walsim seed 20), which also syncs the WAL directory every time (cluster seed 7);
+// the mutation
 // narad_mut_readbackcache serves the first three from the cache and the node simulator
 // catches it (invariant 1).
 //
