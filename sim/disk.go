@@ -36,9 +36,10 @@ import (
 //   - Truncate sets the size of cur (a growth is zero-filled) and forgets the dirty marks
 //     past the new size. The durable size changes at the next successful Sync.
 //   - Sync (fdatasync) makes durable equal to the pending size change applied to durable
-//     (cut at the smallest truncated size, zero-extended) with every dirty byte copied from
-//     cur, sized like cur; then nothing is dirty. Without earlier failures or corrupted
-//     writes that is simply durable = cur.
+//     (cut at the smallest truncated size, zero-extended) with every dirty byte as
+//     writeback stores it (from cur, except where a damaged write left other bytes; see
+//     Page cache and device), sized like cur; then nothing is dirty. Without earlier
+//     failures or damaged writes that is simply durable = cur.
 //   - A failed Sync (disk.ErrIO, drawn with SyncFailProb) follows Linux: each 4 KiB page
 //     holding dirty bytes independently reaches durable or not (1/2 each), the pending size
 //     change reaches durable, and then the dirty marks are cleared. A later successful Sync
@@ -68,7 +69,7 @@ import (
 //   - A pending size change lands or not (1/2 each): the base image is durable, or durable
 //     cut at the smallest truncated size and zero-extended to the last one.
 //   - Each 4 KiB page holding dirty bytes is kept with CrashKeepProb (its dirty bytes take
-//     their cur value), torn with CrashTearProb, else dropped (its dirty bytes keep their
+//     their writeback value), torn with CrashTearProb, else dropped (its dirty bytes keep their
 //     base value, or are cut when past the base's end). In a torn page each 512-byte
 //     sector holding dirty bytes is garbage with CrashGarbageProb (its dirty bytes become
 //     random bytes), else new or old with equal chance.
@@ -84,14 +85,25 @@ import (
 //
 // While faults are on (the default; see SetFaults) each op may draw its fault: a WriteAt
 // fails with disk.ErrNoSpace (NoSpaceProb, nothing written) or is silently corrupted
-// (WriteCorruptProb: reported as a success, but stored with one bit flipped, or, half the
-// time, lost: the range keeps its previous bytes, zeros past the old end, while the file
-// still grows as the write asked; cur holds what was stored, so a read-back sees it); a
-// ReadAt fails with disk.ErrIO (ReadErrorProb) or returns a copy with one bit flipped
-// (ReadCorruptProb), never one that makes a corrupted write read as the bytes it was
-// meant to store; a Sync fails as above (SyncFailProb). Read faults are transient and
-// never change the stored bytes. CapacityBytes applies whether faults are on or not.
+// (WriteCorruptProb: reported as a success, and the page cache holds the bytes written,
+// but the device gets them with one bit flipped, or, half the time, not at all: the
+// range keeps its previous device bytes); a ReadAt fails with disk.ErrIO (ReadErrorProb)
+// or returns a copy with one bit flipped (ReadCorruptProb), never one that makes a
+// corrupted write read as the bytes it was meant to store; a Sync fails as above
+// (SyncFailProb). Read faults are transient and never change the stored bytes.
+// CapacityBytes applies whether faults are on or not. The faults of disk_faults.go (EIO
+// on every mutating op, a device that stays full, misdirected writes, bit rot, process
+// crashes and writes in flight at a crash) are documented there.
 //
+// # Page cache and device
+//
+// cur is the page cache: a ReadAt returns it, and it holds what was written. The device
+// holds durable for clean bytes and, for dirty bytes, what writeback stores: the cached
+// bytes except where a corrupted, lost or misdirected write (kept in meant) left others.
+// ReadDevice (disk.Op.Device) returns that device view; Sync, a failed Sync and Crash
+// move it into durable. So a read-back through the cache proves nothing about the device,
+// and only a device read sees a silently damaged write before a machine crash does.
+
 // # Errors
 //
 // Every error matches disk.ErrIO, disk.ErrNoSpace or disk.ErrNotExist under errors.Is. A
@@ -106,6 +118,8 @@ type Disk struct {
 	cr     *rng.Rand // crash outcomes
 	dirs   map[string]*dir
 	stats  DiskStats
+	filled bool // the device filled up (FillProb) when fullAt bytes were used: no growth fits until space is freed
+	fullAt int64
 }
 
 // DiskConfig sets the fault model of a Disk. Probabilities are per operation (or per page
@@ -120,6 +134,14 @@ type DiskConfig struct {
 	CrashKeepProb    float64 // on Crash, per dirty 4 KiB page: keep the written bytes with this probability,
 	CrashTearProb    float64 // tear the page with this probability, else drop it (revert to durable bytes)
 	CrashGarbageProb float64 // within a torn page, per 512-byte sector: garbage with this probability; otherwise new or old with equal chance
+
+	// The faults of issue 11 (see disk_faults.go).
+	EIOProb       [disk.KindSyncDir + 1]float64 // indexed by disk.Kind: a Create, WriteAt, Truncate, Rename, Remove or SyncDir fails with disk.ErrIO and changes nothing (other kinds ignored)
+	FillProb      float64                       // a WriteAt that grows a file fills the device: it and every later growth fail with disk.ErrNoSpace until a Remove or shrinking Truncate frees space
+	MisdirectProb float64                       // a WriteAt reports success, the cache holds its bytes, but on the device its range keeps the old bytes and the data lands on dirty bytes of some file (or on free space)
+	RotProb       float64                       // after a successful Sync, one bit of the file's clean durable bytes flips (bit rot at rest; the cache keeps the good copy)
+	ProcessProb   float64                       // Kill: the crash is a process crash (page cache kept) with this probability, else a machine crash
+	LandProb      float64                       // Land: a write in flight at a crash reaches the cache with this probability
 }
 
 // DiskStats counts what a Disk did and which faults it injected.
@@ -144,6 +166,16 @@ type DiskStats struct {
 	PagesDropped    uint64                       // dirty pages a crash dropped
 	PagesTorn       uint64                       // dirty pages a crash tore
 	SectorsGarbage  uint64                       // sectors of torn pages filled with garbage
+
+	DeviceReads     uint64                       // ReadDevice calls (also counted in Ops[disk.KindReadAt])
+	EIOs            [disk.KindSyncDir + 1]uint64 // ops failed by EIOProb, by kind
+	Fills           uint64                       // times FillProb filled the device
+	WritesMisdirect uint64                       // WriteAt whose bytes went elsewhere on the device
+	MisdirectLanded uint64                       // misdirected writes that landed on another file's (or the same file's) dirty bytes
+	Rots            uint64                       // bits flipped at rest by RotProb
+	ProcessCrashes  uint64                       // Kill chose a process crash
+	InFlightLanded  uint64                       // writes in flight at a crash that reached the cache
+	InFlightDropped uint64                       // writes in flight at a crash that did not
 }
 
 // Geometry and limits of the simulated device.
@@ -164,8 +196,8 @@ var (
 var _ disk.FS = (*Disk)(nil)
 
 type inode struct {
-	cur       []byte // what reads see
-	durable   []byte // what survives a crash; never aliases cur or a returned slice
+	cur       []byte // what reads see: the page cache
+	durable   []byte // what survives a crash: the device; never aliases cur or a returned slice
 	dirty     spans  // bytes written since the last successful sync, all < len(cur)
 	sized     bool   // Truncate was called since the last successful sync
 	truncMin  int    // when sized: the smallest size Truncate set
@@ -173,14 +205,18 @@ type inode struct {
 	meant     []meantWrite
 }
 
-// meantWrite is a silently corrupted write: the bytes it was asked to store. A read
-// fault is bounded (DESIGN.md section 3: damage detected, never silently served): it
-// never flips the one bit that makes a damaged range read back as meant, which would
-// fool every read-back verification. Independent faults that cancel exactly are a
-// coincidence of the simulator's inflated rates, not a failure a device makes.
+// meantWrite is a range whose device bytes differ from what was written to it: a
+// silently corrupted, lost or misdirected write (or the landing place of a misdirected
+// one). data is what the cache holds (what was meant); stored is what writeback puts on
+// the device for those bytes while they are dirty. A read fault is bounded (DESIGN.md
+// section 3: damage detected, never silently served): it never flips the one bit that
+// makes a damaged range read back as meant, which would fool every read-back
+// verification. Independent faults that cancel exactly are a coincidence of the
+// simulator's inflated rates, not a failure a device makes.
 type meantWrite struct {
-	off  int
-	data []byte
+	off    int
+	data   []byte
+	stored []byte
 }
 
 type dir struct {
@@ -232,7 +268,16 @@ func NewDisk(r *rng.Rand, cfg DiskConfig) *Disk {
 // SetFaults switches the per-operation faults on or off. When off, no probabilistic fault
 // is injected (CapacityBytes still applies); the crash model still applies to Crash, which
 // the caller chooses to call.
-func (d *Disk) SetFaults(on bool) { d.faults = on }
+func (d *Disk) SetFaults(on bool) {
+	d.faults = on
+	if !on {
+		d.filled = false
+	}
+}
+
+// SetConfig replaces the fault model from the next operation on (tests that switch a
+// fault on after setting a disk up).
+func (d *Disk) SetConfig(cfg DiskConfig) { d.cfg = cfg }
 
 // Stats returns the counters so far.
 func (d *Disk) Stats() DiskStats { return d.stats }
@@ -242,6 +287,9 @@ func (d *Disk) Create(name string) error {
 	d.stats.Ops[disk.KindCreate]++
 	if err := checkName(name); err != nil {
 		return fmt.Errorf("sim: create %q: %w", name, err)
+	}
+	if err := d.eio(disk.KindCreate, name); err != nil {
+		return err
 	}
 	dn, base := path.Split(name)
 	dr := d.dir(cleanDir(dn))
@@ -268,6 +316,9 @@ func (d *Disk) WriteAt(name string, off int64, data []byte) error {
 		return fmt.Errorf("sim: write %q at %d: %w", name, off, ErrFileTooLarge)
 	}
 	o := int(off)
+	if err := d.eio(disk.KindWriteAt, name); err != nil {
+		return err
+	}
 	if err := d.reserve(name, ino, o+len(data)); err != nil {
 		return err
 	}
@@ -278,16 +329,22 @@ func (d *Disk) WriteAt(name string, off int64, data []byte) error {
 	stored := d.corruptWrite(ino, o, data)
 	ino.forgetMeant(o, o+len(data))
 	if !bytes.Equal(stored, data) {
-		ino.meant = append(ino.meant, meantWrite{off: o, data: slices.Clone(data)})
+		ino.meant = append(ino.meant, meantWrite{off: o, data: slices.Clone(data), stored: stored})
 	}
-	ino.write(o, stored)
+	ino.write(o, data)
 	d.stats.BytesWritten += uint64(len(data))
 	return nil
 }
 
-// corruptWrite returns what a write of data at off stores: data itself, or, with
-// WriteCorruptProb, a copy with one bit flipped or the bytes the range already held.
+// corruptWrite returns what a write of data at off stores on the device: data itself,
+// or, with WriteCorruptProb, a copy with one bit flipped or the bytes the range already
+// held; with MisdirectProb the range keeps its bytes and data lands elsewhere.
 func (d *Disk) corruptWrite(ino *inode, off int, data []byte) []byte {
+	if d.faults && d.fr.Chance(d.cfg.MisdirectProb) {
+		old := ino.writeback(off, off+len(data))
+		d.misdirect(data)
+		return growZero(old, len(data))
+	}
 	if !d.faults || !d.fr.Chance(d.cfg.WriteCorruptProb) {
 		return data
 	}
@@ -298,17 +355,20 @@ func (d *Disk) corruptWrite(ino *inode, off int, data []byte) []byte {
 		return b
 	}
 	d.stats.WritesLost++
-	b := make([]byte, len(data))
-	if off < len(ino.cur) {
-		copy(b, ino.cur[off:])
-	}
-	return b
+	return growZero(ino.writeback(off, off+len(data)), len(data))
 }
 
 // reserve checks that growing ino to size bytes fits CapacityBytes.
 func (d *Disk) reserve(name string, ino *inode, size int) error {
 	grow := int64(size - len(ino.cur))
-	if d.cfg.CapacityBytes <= 0 || grow <= 0 || d.used()+grow <= d.cfg.CapacityBytes {
+	if grow <= 0 {
+		return nil
+	}
+	if d.full(grow) {
+		d.stats.NoSpaceFull++
+		return fmt.Errorf("sim: %q to %d bytes: device filled up: %w", name, size, disk.ErrNoSpace)
+	}
+	if d.cfg.CapacityBytes <= 0 || d.used()+grow <= d.cfg.CapacityBytes {
 		return nil
 	}
 	d.stats.NoSpaceFull++
@@ -327,29 +387,49 @@ func (d *Disk) used() int64 {
 	return n
 }
 
-// ReadAt reads up to n bytes at off; see the Disk documentation.
+// ReadAt reads up to n bytes at off from the page cache; see the Disk documentation.
 func (d *Disk) ReadAt(name string, off int64, n int) ([]byte, error) {
+	return d.read("read", name, off, n, false)
+}
+
+// ReadDevice reads up to n bytes at off from the device, bypassing the page cache: what
+// a successful Sync would make durable (dirty bytes as writeback stores them, the rest as
+// the device holds it). The file's size is the cache's.
+func (d *Disk) ReadDevice(name string, off int64, n int) ([]byte, error) {
+	return d.read("read-device", name, off, n, true)
+}
+
+func (d *Disk) read(op, name string, off int64, n int, device bool) ([]byte, error) {
 	d.stats.Ops[disk.KindReadAt]++
-	ino, err := d.lookup("read", name)
+	if device {
+		d.stats.DeviceReads++
+	}
+	ino, err := d.lookup(op, name)
 	if err != nil {
 		return nil, err
 	}
 	if off < 0 || n < 0 {
-		return nil, fmt.Errorf("sim: read %q at %d+%d: %w", name, off, n, ErrInvalid)
+		return nil, fmt.Errorf("sim: %s %q at %d+%d: %w", op, name, off, n, ErrInvalid)
 	}
 	if d.faults && d.fr.Chance(d.cfg.ReadErrorProb) {
 		d.stats.ReadErrors++
-		return nil, fmt.Errorf("sim: read %q at %d: injected: %w", name, off, disk.ErrIO)
+		return nil, fmt.Errorf("sim: %s %q at %d: injected: %w", op, name, off, disk.ErrIO)
 	}
 	out := []byte{}
 	if off < int64(len(ino.cur)) {
 		o := int(off)
-		out = slices.Clone(ino.cur[o : o+min(n, len(ino.cur)-o)])
+		hi := o + min(n, len(ino.cur)-o)
+		if device {
+			out = ino.device(o, hi)
+		} else {
+			out = slices.Clone(ino.cur[o:hi])
+		}
 	}
 	if len(out) > 0 && d.faults && d.fr.Chance(d.cfg.ReadCorruptProb) {
 		d.stats.ReadsCorrupted++
+		view := slices.Clone(out)
 		bit := flipBit(out, d.fr)
-		for ino.masks(out, int(off)) { // never the one flip that undoes a corrupted write
+		for ino.masks(out, view, int(off)) { // never the one flip that undoes a corrupted write
 			flipAt(out, bit)
 			bit = (bit + 1) % (len(out) * 8)
 			flipAt(out, bit)
@@ -374,6 +454,7 @@ func (d *Disk) Sync(name string) error {
 		return fmt.Errorf("sim: sync %q: injected: %w", name, disk.ErrIO)
 	}
 	ino.sync()
+	d.rot(ino)
 	return nil
 }
 
@@ -390,10 +471,14 @@ func (d *Disk) Truncate(name string, size int64) error {
 	if size > MaxFileSize {
 		return fmt.Errorf("sim: truncate %q to %d: %w", name, size, ErrFileTooLarge)
 	}
+	if err := d.eio(disk.KindTruncate, name); err != nil {
+		return err
+	}
 	if err := d.reserve(name, ino, int(size)); err != nil {
 		return err
 	}
 	ino.truncate(int(size))
+	d.freed()
 	return nil
 }
 
@@ -415,6 +500,9 @@ func (d *Disk) Rename(from, to string) error {
 	if from == to {
 		return nil
 	}
+	if err := d.eio(disk.KindRename, from); err != nil {
+		return err
+	}
 	dr := d.dirs[cleanDir(fromDir)]
 	dr.cur[toBase] = ino
 	delete(dr.cur, fromBase)
@@ -428,10 +516,14 @@ func (d *Disk) Remove(name string) error {
 	if _, err := d.lookup("remove", name); err != nil {
 		return err
 	}
+	if err := d.eio(disk.KindRemove, name); err != nil {
+		return err
+	}
 	dn, base := path.Split(name)
 	dr := d.dirs[cleanDir(dn)]
 	delete(dr.cur, base)
 	dr.journal = append(dr.journal, dirOp{kind: opRemove, name: base})
+	d.freed()
 	return nil
 }
 
@@ -455,6 +547,9 @@ func (d *Disk) SyncDir(dirName string) error {
 	dn, err := checkDir(dirName)
 	if err != nil {
 		return fmt.Errorf("sim: syncdir %q: %w", dirName, err)
+	}
+	if err := d.eio(disk.KindSyncDir, dn); err != nil {
+		return err
 	}
 	if dr := d.dirs[dn]; dr != nil {
 		dr.durable = cloneEntries(dr.cur)

@@ -95,7 +95,7 @@ func (ino *inode) image(r *rng.Rand, applySize bool, keep, tear, garbage float64
 		case u < keep:
 			fc.kept++
 			for _, s := range ino.dirty.within(lo, hi) {
-				out = put(out, s.lo, ino.cur[s.lo:s.hi])
+				out = put(out, s.lo, ino.writeback(s.lo, s.hi))
 			}
 		case u < keep+tear:
 			fc.torn++
@@ -126,7 +126,7 @@ func (ino *inode) tear(r *rng.Rand, out []byte, lo, hi int, garbage float64) ([]
 			}
 		case r.Chance(0.5):
 			for _, s := range parts {
-				out = put(out, s.lo, ino.cur[s.lo:s.hi])
+				out = put(out, s.lo, ino.writeback(s.lo, s.hi))
 			}
 		}
 	}
@@ -156,9 +156,51 @@ func (ino *inode) sync() {
 	}
 	b = growZero(b, n)
 	for _, s := range ino.dirty {
-		copy(b[s.lo:s.hi], ino.cur[s.lo:s.hi])
+		copy(b[s.lo:s.hi], ino.writeback(s.lo, s.hi))
 	}
 	ino.durable, ino.dirty, ino.sized = b, nil, false
+}
+
+// writeback returns a fresh copy of what writeback stores on the device for the bytes
+// [lo, hi) of the cache (hi at most len(cur)): the cached bytes, except where a
+// corrupted, lost or misdirected write left other bytes for the device. Later entries of
+// meant were made later and win.
+func (ino *inode) writeback(lo, hi int) []byte {
+	hi = min(hi, len(ino.cur))
+	if lo >= hi {
+		return []byte{}
+	}
+	out := slices.Clone(ino.cur[lo:hi])
+	for _, m := range ino.meant {
+		a, b := max(lo, m.off), min(hi, m.off+len(m.stored))
+		if a < b {
+			copy(out[a-lo:b-lo], m.stored[a-m.off:b-m.off])
+		}
+	}
+	return out
+}
+
+// device returns a fresh copy of the device's bytes [lo, hi) (hi at most len(cur)) as a
+// read bypassing the cache sees them: what a successful sync would make durable. Clean
+// bytes come from the durable image (zero past its end or past a pending truncation),
+// dirty ones as writeback stores them.
+func (ino *inode) device(lo, hi int) []byte {
+	hi = min(hi, len(ino.cur))
+	if lo >= hi {
+		return []byte{}
+	}
+	out := make([]byte, hi-lo)
+	end := len(ino.durable)
+	if ino.sized {
+		end = min(end, ino.truncMin)
+	}
+	if lo < end {
+		copy(out, ino.durable[lo:min(hi, end)])
+	}
+	for _, s := range ino.dirty.within(lo, hi) {
+		copy(out[s.lo-lo:s.hi-lo], ino.writeback(s.lo, s.hi))
+	}
+	return out
 }
 
 // write stores b at off in cur and marks it dirty.
@@ -200,17 +242,33 @@ func growZero(b []byte, n int) []byte {
 	return b
 }
 
-// forgetMeant drops the corrupted writes overlapping [lo, hi): those bytes change again.
+// forgetMeant forgets the device deviations inside [lo, hi): those bytes change again.
+// An entry overlapping the range keeps its parts outside it.
 func (ino *inode) forgetMeant(lo, hi int) {
-	ino.meant = slices.DeleteFunc(ino.meant, func(m meantWrite) bool { return m.off < hi && lo < m.off+len(m.data) })
+	var out []meantWrite
+	for _, m := range ino.meant {
+		end := m.off + len(m.data)
+		if end <= lo || hi <= m.off {
+			out = append(out, m)
+			continue
+		}
+		if m.off < lo {
+			out = append(out, meantWrite{off: m.off, data: m.data[:lo-m.off], stored: m.stored[:lo-m.off]})
+		}
+		if hi < end {
+			out = append(out, meantWrite{off: hi, data: m.data[hi-m.off:], stored: m.stored[hi-m.off:]})
+		}
+	}
+	ino.meant = out
 }
 
-// masks reports whether out, read at off, shows some corrupted write's range as it was
-// meant to be stored while the file holds other bytes there.
-func (ino *inode) masks(out []byte, off int) bool {
+// masks reports whether out, read at off from view (the bytes the read was served
+// from, before its fault), shows some corrupted write's range as it was meant to be
+// stored while view holds other bytes there.
+func (ino *inode) masks(out, view []byte, off int) bool {
 	for _, m := range ino.meant {
-		lo, hi := max(off, m.off), min(off+len(out), m.off+len(m.data), len(ino.cur))
-		if lo < hi && bytes.Equal(out[lo-off:hi-off], m.data[lo-m.off:hi-m.off]) && !bytes.Equal(ino.cur[lo:hi], m.data[lo-m.off:hi-m.off]) {
+		lo, hi := max(off, m.off), min(off+len(out), m.off+len(m.data))
+		if lo < hi && bytes.Equal(out[lo-off:hi-off], m.data[lo-m.off:hi-m.off]) && !bytes.Equal(view[lo-off:hi-off], m.data[lo-m.off:hi-m.off]) {
 			return true
 		}
 	}

@@ -47,6 +47,17 @@ func contents(t testing.TB, d *Disk, name string) []byte {
 	return b
 }
 
+// deviceContents reads the whole file from the device with faults off.
+func deviceContents(t testing.TB, d *Disk, name string) []byte {
+	t.Helper()
+	on := d.faults
+	d.SetFaults(false)
+	defer d.SetFaults(on)
+	b, err := d.ReadDevice(name, 0, MaxFileSize)
+	must(t, err)
+	return b
+}
+
 // durableFile creates name with data, syncs it and its directory.
 func durableFile(t testing.TB, d *Disk, name string, data []byte) {
 	t.Helper()
@@ -460,8 +471,14 @@ func TestWriteCorruption(t *testing.T) {
 		durableFile(t, d, "f", old)
 		nw := randBytes(seed, 1500)
 		must(t, d.WriteAt("f", 0, nw)) // reported as a success
+		if got := deviceContents(t, d, "f"); !bytes.Equal(d.DurableFiles()["f"], old) || len(got) != len(nw) {
+			t.Fatal("an unsynced write reached the durable image")
+		}
 		must(t, d.Sync("f"))
-		got := contents(t, d, "f")
+		if !bytes.Equal(contents(t, d, "f"), nw) {
+			t.Fatal("the page cache does not hold the bytes written")
+		}
+		got := deviceContents(t, d, "f")
 		want := append(slices.Clone(old), make([]byte, 500)...)
 		diff := 0
 		for i := range got {
@@ -494,9 +511,9 @@ func TestReadFaultNeverUndoesWriteCorruption(t *testing.T) {
 		meant := randBytes(uint64(i), 2)
 		off := int64(i%7) * 2
 		must(t, d.WriteAt("f", off, meant))
-		b, err := d.ReadAt("f", off, 2)
+		b, err := d.ReadDevice("f", off, 2)
 		must(t, err)
-		stored := contents(t, d, "f")[off : off+2]
+		stored := deviceContents(t, d, "f")[off : off+2]
 		if !bytes.Equal(stored, meant) && bytes.Equal(b, meant) {
 			t.Fatalf("write %d: the read fault undid the write's corruption", i)
 		}

@@ -21,6 +21,15 @@ const (
 	// KindReadAt reads up to Len bytes at offset Off. Result.Data is shorter than Len only
 	// at end of file. A read may fail with ErrIO or, on the simulated disk, return bytes that
 	// differ from what is stored (read corruption is transient: a re-read may be clean).
+	//
+	// A plain read is served from the page cache: it returns what was written, whatever
+	// the device holds. With Op.Device set it reads the device, bypassing the cache: the
+	// bytes a crash of the machine right now would leave for that range, as far as the
+	// range was made durable by a successful KindSync. It is the read a read-back after a
+	// sync needs (a silently corrupted, lost or misdirected write is visible only on the
+	// device). Dirty bytes in the range may be written back by the read itself (Linux
+	// flushes the range before an O_DIRECT read); callers issue it only over synced bytes.
+	// A device read may fail with ErrIO or return flipped bits like a cached one.
 	KindReadAt
 	// KindSync is fdatasync: on success every write to the file that completed before the
 	// sync was issued is durable, and so is the file's size. On failure (ErrIO) the file is
@@ -74,6 +83,7 @@ type Op struct {
 	NewName string // KindRename target
 	Off     int64  // KindWriteAt/KindReadAt offset; KindTruncate size
 	Len     int    // KindReadAt length
+	Device  bool   // KindReadAt: read the device, bypassing the page cache (see KindReadAt)
 	Data    []byte // KindWriteAt bytes; the core does not touch them until the Result arrives
 }
 
@@ -82,6 +92,9 @@ func (o Op) String() string {
 	case KindWriteAt:
 		return fmt.Sprintf("#%d write %s@%d+%d", o.ID, o.Name, o.Off, len(o.Data))
 	case KindReadAt:
+		if o.Device {
+			return fmt.Sprintf("#%d read-device %s@%d+%d", o.ID, o.Name, o.Off, o.Len)
+		}
 		return fmt.Sprintf("#%d read %s@%d+%d", o.ID, o.Name, o.Off, o.Len)
 	case KindTruncate:
 		return fmt.Sprintf("#%d truncate %s to %d", o.ID, o.Name, o.Off)
@@ -107,6 +120,8 @@ type FS interface {
 	Create(name string) error
 	WriteAt(name string, off int64, data []byte) error
 	ReadAt(name string, off int64, n int) ([]byte, error)
+	// ReadDevice is ReadAt bypassing the page cache (Op.Device; see KindReadAt).
+	ReadDevice(name string, off int64, n int) ([]byte, error)
 	Sync(name string) error
 	Truncate(name string, size int64) error
 	Rename(from, to string) error
@@ -124,7 +139,11 @@ func Apply(fs FS, op Op) Result {
 	case KindWriteAt:
 		r.Err = fs.WriteAt(op.Name, op.Off, op.Data)
 	case KindReadAt:
-		r.Data, r.Err = fs.ReadAt(op.Name, op.Off, op.Len)
+		if op.Device {
+			r.Data, r.Err = fs.ReadDevice(op.Name, op.Off, op.Len)
+		} else {
+			r.Data, r.Err = fs.ReadAt(op.Name, op.Off, op.Len)
+		}
 	case KindSync:
 		r.Err = fs.Sync(op.Name)
 	case KindTruncate:

@@ -26,7 +26,7 @@ func (s *Store) startReadBack(p opPurpose, name string, off int64, want []byte) 
 
 func (s *Store) issueReadBack(p opPurpose) {
 	v := s.verify
-	s.issue(p, disk.Op{Kind: disk.KindReadAt, Name: v.name, Off: v.off, Len: len(v.want)})
+	s.issue(p, disk.Op{Kind: disk.KindReadAt, Device: true, Name: v.name, Off: v.off, Len: len(v.want)}) // the device, not the page cache
 }
 
 // onReadBack handles the read's result. It returns true once the bytes are proven; false

@@ -152,7 +152,9 @@ func (l *Log) onSynced(res disk.Result) {
 func (l *Log) readBack() {
 	c := l.commit
 	c.phase = phaseVerify
-	l.issue(purposeCommit, disk.Op{Kind: disk.KindReadAt, Name: l.active().name, Off: c.pos, Len: len(c.frame)})
+	// From the device, bypassing the page cache (Op.Device): the cache holds what was
+	// written whatever the device stored.
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: l.active().name, Off: c.pos, Len: len(c.frame)})
 }
 
 // onReadBack compares what the device returns with what was written. A mismatch cannot

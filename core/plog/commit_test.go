@@ -301,3 +301,27 @@ func TestSegmentRollCreatesAndSyncsDirBeforeWriting(t *testing.T) {
 		t.Fatalf("%s", got)
 	}
 }
+
+// A frame the device stored otherwise, while the page cache holds it intact, is never
+// published: commitDurable's read-back reads the device (Op.Device), not the cache.
+func TestReadBackReadsTheDevice(t *testing.T) {
+	d := sim.NewDisk(rng.New(5), sim.DiskConfig{})
+	h := newHarness(t, plog.Config{}, d)
+	h.commitNow("warm") // the segment exists and is durable
+	d.SetConfig(sim.DiskConfig{WriteCorruptProb: 1})
+	h.trace = nil
+	c := h.commitNow("x")
+	var read *disk.Op
+	for i, op := range h.trace {
+		if op.Kind == disk.KindReadAt {
+			read = &h.trace[i]
+			break
+		}
+	}
+	if read == nil || !read.Device {
+		t.Fatalf("the read-back must read the device: %s", kinds(h.trace))
+	}
+	if c.Err == nil || h.l.HighWatermark() != 1 {
+		t.Fatalf("a frame corrupted on the device was published: %+v, hw %d", c, h.l.HighWatermark())
+	}
+}

@@ -11,7 +11,9 @@ import (
 // restart (one commit is in flight at a time, and a segment rolls only after its last
 // commit was synced), and the scan's read of it proves nothing about the device: a write
 // corrupted silently and a read corrupted in passing can cancel out. So, as in
-// commitDurable, the frame counts only once a read after its fdatasync verifies.
+// commitDurable, the frame counts only once a read of the device (bypassing the page
+// cache, which after a process crash still holds what was written) after its fdatasync
+// verifies.
 func (l *Log) verifyTail() {
 	last := l.active()
 	if len(last.batches) == 0 {
@@ -25,7 +27,7 @@ func (l *Log) verifyTail() {
 func (l *Log) readNewest() {
 	last := l.active()
 	b := last.batches[len(last.batches)-1]
-	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: last.name, Off: b.pos, Len: int(b.size)})
+	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: last.name, Off: b.pos, Len: int(b.size)})
 }
 
 // onVerifyRead accepts the newest frame, reads it again (a read may be corrupted or fail

@@ -54,11 +54,12 @@ func (l *Log) onGroupSynced(res disk.Result) {
 	l.readBack()
 }
 
-// readBack reads the group's bytes back after the sync: a write that reported success
-// but stored other bytes (a bit flip, a lost or misdirected write) is caught here, before
-// any of its records is answered durable.
+// readBack reads the group's bytes back from the device after the sync: a write that
+// reported success but stored other bytes (a bit flip, a lost or misdirected write) is
+// caught here, before any of its records is answered durable. It bypasses the page cache
+// (Op.Device), which holds what was written whatever the device stored.
 func (l *Log) readBack() {
-	l.issue(purposeVerify, disk.Op{Kind: disk.KindReadAt, Name: l.active().name, Off: l.inflightOff, Len: len(l.inflightBuf)})
+	l.issue(purposeVerify, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: l.active().name, Off: l.inflightOff, Len: len(l.inflightBuf)})
 }
 
 func (l *Log) onGroupVerified(res disk.Result) {

@@ -112,7 +112,12 @@ func (l *Log) finishScan() {
 		rc.truncOps[l.nextOpID] = t.name
 		rc.pending++
 	}
-	rc.dirSync = true // nothing created: no directory sync needed
+	// Sync the directory even when recovery created nothing: after a process crash the
+	// listing shows the page cache's entries, and a segment whose create the dead process
+	// never made durable (its SyncDir failed or was still in flight) is listed all the
+	// same. Appending to it and acknowledging would put records in a file a machine crash
+	// can still unlink (cluster seed 7 with the process crash and SyncDir EIO of issue 11).
+	rc.dirSync = false
 	if len(l.segs) == 0 {
 		rc.note("R9 no segment: create the first one")
 		l.segs = []segment{{name: segmentName(l.cfg.Dir, next), firstSeq: next}}

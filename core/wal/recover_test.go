@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/sim"
@@ -175,5 +176,21 @@ func TestRecoveryR2RereadsASuspectCheckpoint(t *testing.T) {
 		if h.recovered.Checkpoint != 5 {
 			t.Fatalf("seed %d: recovered checkpoint %d, want 5 (decisions %v)", seed, h.recovered.Checkpoint, h.recovered.Decisions)
 		}
+	}
+}
+
+// Recovery syncs the WAL directory even when it creates nothing: after a process crash
+// the listing comes from the page cache and may show a segment whose entry the dead
+// process never made durable (cluster seed 7 under issue 11's faults).
+func TestRecoverySyncsTheDirectoryAfterAProcessCrash(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	h := newHarness(t, wal.Config{}, d)
+	h.append("t", []byte("a"))
+	h.completeAll()
+	before := d.Stats().Ops[disk.KindSyncDir]
+	d.ProcessCrash()
+	h.open()
+	if d.Stats().Ops[disk.KindSyncDir] == before {
+		t.Fatal("recovery trusted the listed entries as durable without a directory sync")
 	}
 }

@@ -233,3 +233,24 @@ func TestAppendBatchIsOneGroup(t *testing.T) {
 		t.Fatalf("a second group went out: %s", h.pendingKinds())
 	}
 }
+
+// A group whose write the device stored otherwise, while the page cache holds it intact,
+// is never answered durable: the read-back reads the device (Op.Device), not the cache.
+func TestReadBackReadsTheDevice(t *testing.T) {
+	d := sim.NewDisk(rng.New(3), sim.DiskConfig{})
+	h := newHarness(t, wal.Config{}, d)
+	d.SetConfig(sim.DiskConfig{WriteCorruptProb: 1}) // from here every write is silently corrupted on the device
+	a := h.append("t", []byte("payload"))
+	h.complete(0, nil) // write
+	h.complete(0, nil) // sync
+	if len(h.pending) != 1 || h.pending[0].Kind != disk.KindReadAt || !h.pending[0].Device {
+		t.Fatalf("the read-back must read the device, pending: %+v", h.pending)
+	}
+	h.completeAll()
+	if got, ok := h.done[a]; ok && got.Err == nil {
+		t.Fatalf("a write corrupted on the device was answered durable")
+	}
+	if h.failed == nil {
+		t.Fatalf("the log did not fail on a corrupted group")
+	}
+}

@@ -54,6 +54,8 @@ type Dir struct {
 	mu     sync.Mutex
 	files  map[string]*handle // clean relative name -> handle
 	closed bool
+
+	deviceCached atomic.Bool // ReadDevice served from the page cache (benchmarks only; see SetDeviceReadsCached)
 }
 
 // handle is the cache entry of one file name.

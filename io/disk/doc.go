@@ -47,6 +47,13 @@
 //     Create makes because the file's parent is missing: Create fsyncs the directory that
 //     holds each directory it makes, so the core only has to SyncDir the file's parent.
 //     Open likewise fsyncs the parent of a root it creates.
+//   - ReadDevice (an Op with Device set) is the read-back after a sync: it reads the
+//     4096-aligned range covering the request through a second descriptor opened with
+//     O_DIRECT into an aligned buffer, so it sees the device, not the page cache. Where
+//     the file system refuses O_DIRECT (EINVAL, e.g. tmpfs) it falls back to
+//     posix_fadvise(POSIX_FADV_DONTNEED) over the range, then a normal read: clean pages
+//     are dropped and read from the device again; on tmpfs the cache is the storage, so
+//     there the read-back proves only the cache.
 //   - WriteAt reports ENOSPC and EDQUOT as ErrNoSpace. The contract says "nothing written";
 //     a real file system may have stored a prefix of the data before filling up, so the
 //     range written is undefined (never acknowledged) rather than untouched.

@@ -38,6 +38,9 @@ func (s *stubFS) WriteAt(name string, _ int64, _ []byte) error { return s.op(nam
 func (s *stubFS) ReadAt(name string, off int64, n int) ([]byte, error) {
 	return []byte(name), s.op(name)
 }
+func (s *stubFS) ReadDevice(name string, off int64, n int) ([]byte, error) {
+	return s.ReadAt(name, off, n)
+}
 func (s *stubFS) Sync(name string) error              { return s.op(name) }
 func (s *stubFS) Truncate(name string, _ int64) error { return s.op(name) }
 func (s *stubFS) Rename(from, _ string) error         { return s.op(from) }

@@ -2,6 +2,7 @@ package nodeshell
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/narad/narad/core/node"
@@ -11,15 +12,19 @@ import (
 // 64 concurrent producers of one 1 KiB message each (run with -cpu 2 on this machine):
 // "wal" is the HTTP API's path (ingress WAL group commit, answer, then dispatch);
 // "sync" is ProduceSync (the partition's commit, merged across waiting producers, before
-// the answer).
+// the answer). Each runs twice: with the read-backs after fdatasync reading the device
+// (O_DIRECT, the default) and, as "-cachedreadback", reading the page cache (the earlier
+// read-back, which proves only the kernel's buffer), so one run compares their cost.
 func BenchmarkProduce1KiB(b *testing.B) {
-	for _, path := range []string{"wal", "sync"} {
-		b.Run(path, func(b *testing.B) {
+	for _, name := range []string{"wal", "wal-cachedreadback", "sync", "sync-cachedreadback"} {
+		path, cached := strings.CutSuffix(name, "-cachedreadback")
+		b.Run(name, func(b *testing.B) {
 			s, err := Open(b.TempDir(), node.Config{NodeID: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
+			s.dir.SetDeviceReadsCached(cached)
 			waitReady(b, s)
 			ctx, parts := context.Background(), uint32(6)
 			if _, err := s.CreateTopic(ctx, node.TopicSpec{Name: "b", Partitions: &parts}); err != nil {

@@ -65,6 +65,12 @@ func Draw(seed uint64) Options {
 			CrashKeepProb:    r.Float64(),
 			CrashTearProb:    r.Float64() * 0.5,
 			CrashGarbageProb: r.Float64(),
+			EIOProb:          sim.DrawEIO(r, 0, 0, 0.0005, 0.002),
+			FillProb:         pick(0, 0, 0.0002, 0.001),
+			MisdirectProb:    pick(0, 0, 0.001, 0.005),
+			RotProb:          0, // rot of an acknowledged record's only copy is loss by definition (see sim/doc.go)
+			ProcessProb:      pick(0, 0.3, 0.7),
+			LandProb:         r.Float64(),
 		},
 		Net: simnet.Config{
 			DelayMinNs: int64(r.Range(50_000, 500_000)), DelayMaxNs: ms(1, 20),
@@ -102,10 +108,10 @@ func Draw(seed uint64) Options {
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
 	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d\n"+
-		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
 		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent,
-		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }
 

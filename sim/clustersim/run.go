@@ -302,7 +302,7 @@ func (u *run) crashFor(i int, downNs int64) {
 	u.epochs++
 	mb.epoch = u.epochs
 	u.loseRequests(mb)
-	mb.d.Crash()
+	mb.d.Kill() // a process crash (page cache kept) or a machine crash; the disk counts which
 	u.checkImages()
 	u.s.At(u.s.Now()+downNs, event{kind: evRestart, node: i})
 }

@@ -49,6 +49,12 @@ func Draw(seed uint64) Options {
 			CrashKeepProb:    r.Float64(),
 			CrashTearProb:    r.Float64() * 0.5,
 			CrashGarbageProb: r.Float64(),
+			EIOProb:          sim.DrawEIO(r, 0, 0, 0.0005, 0.002),
+			FillProb:         pick(0, 0, 0.0002, 0.001),
+			MisdirectProb:    pick(0, 0, 0.001, 0.005),
+			RotProb:          0, // rot of an acknowledged record's only copy is loss by definition (see sim/doc.go)
+			ProcessProb:      pick(0, 0.3, 0.7),
+			LandProb:         r.Float64(),
 		},
 	}
 	if r.Chance(0.85) {
@@ -60,8 +66,8 @@ func Draw(seed uint64) Options {
 func (o Options) String() string {
 	d := o.Disk
 	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d\n"+
-		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f",
+		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s",
 		o.Seed, o.Producers, o.Consumers, o.Topics, o.PartitionsMax, o.Steps, o.PayloadMax, o.BatchMax, o.ThinkMaxNs, o.VisibilityMs,
 		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery,
-		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb)
+		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString())
 }

@@ -196,7 +196,7 @@ func (u *run) crash() {
 	u.up = false
 	u.epoch++
 	u.loseRequests()
-	u.d.Crash()
+	u.d.Kill() // a process crash (page cache kept) or a machine crash; the disk counts which
 	u.checkDurable()
 	u.checkVisibility()
 	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})

@@ -47,6 +47,12 @@ func Draw(seed uint64) Options {
 			CrashKeepProb:    r.Float64(),
 			CrashTearProb:    r.Float64() * 0.5,
 			CrashGarbageProb: r.Float64(),
+			EIOProb:          sim.DrawEIO(r, 0, 0, 0.001, 0.005),
+			FillProb:         pick(0, 0, 0.0005, 0.002),
+			MisdirectProb:    pick(0, 0, 0.002, 0.01),
+			RotProb:          0, // rot of an acknowledged record's only copy is loss by definition (see sim/doc.go)
+			ProcessProb:      pick(0, 0.3, 0.7),
+			LandProb:         r.Float64(),
 		},
 		WAL: wal.Config{
 			SegmentRotateBytes:       int64(r.Range(512, 16<<10)),
@@ -63,9 +69,9 @@ func Draw(seed uint64) Options {
 func (o Options) String() string {
 	d := o.Disk
 	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d\n"+
-		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d",
 		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs,
-		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs)
 }

@@ -2,6 +2,7 @@ package walsim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/rng"
@@ -46,8 +47,9 @@ type run struct {
 	tickAt  int64
 	healing bool
 
-	model model
-	err   error
+	model    model
+	err      error
+	inflight []disk.Op // ops issued and not yet performed, in issue order (Land decides them at a crash)
 }
 
 // AckedFloor is the fewest acknowledged appends a seed must have: one under it did too
@@ -156,12 +158,15 @@ func (u *run) crash() {
 	u.up, u.ready = false, false
 	u.epoch++
 	u.model.loseUnanswered(u)
-	u.d.Crash()
+	u.d.Land(u.inflight)
+	u.inflight = nil
+	u.d.Kill() // a process or a machine crash; the disk counts which
 	u.check()
 	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})
 }
 
 func (u *run) opDone(op disk.Op) {
+	u.inflight = slices.DeleteFunc(u.inflight, func(o disk.Op) bool { return o.ID == op.ID })
 	res := disk.Apply(u.d, op)
 	errCode := uint64(0)
 	if res.Err != nil {
@@ -179,6 +184,7 @@ func (u *run) opDone(op disk.Op) {
 func (u *run) drain() {
 	rd := u.log.Ready()
 	for _, op := range rd.Ops {
+		u.inflight = append(u.inflight, op)
 		u.s.At(u.s.Now()+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
 	}
 	acked := false

@@ -1,0 +1,241 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"math/bits"
+	"testing"
+
+	"github.com/narad/narad/core/disk"
+)
+
+// onesDiff counts the bits in which a and b (of equal length) differ.
+func onesDiff(a, b []byte) int {
+	n := 0
+	for i := range a {
+		n += bits.OnesCount8(a[i] ^ b[i])
+	}
+	return n
+}
+
+// A silently corrupted write shows in the device read and after a machine crash, never
+// in the cached read while the cache holds the page.
+func TestPageCacheHidesCorruption(t *testing.T) {
+	d := newDisk(3, DiskConfig{WriteCorruptProb: 1})
+	durableFile(t, d, "f", fill(100, 1))
+	nw := randBytes(3, 100)
+	must(t, d.WriteAt("f", 0, nw))
+	must(t, d.Sync("f"))
+	if got := contents(t, d, "f"); !bytes.Equal(got, nw) {
+		t.Fatal("the cached read does not return what was written")
+	}
+	dev := deviceContents(t, d, "f")
+	if bytes.Equal(dev, nw) {
+		t.Fatal("the device read shows the corrupted write as written")
+	}
+	d.Crash()
+	if got := contents(t, d, "f"); !bytes.Equal(got, dev) {
+		t.Fatal("after a machine crash the cache does not hold what the device held")
+	}
+}
+
+// A failed sync loses pages on the device while the cache still shows them; only the
+// device read sees the loss (the retried-fsync bug is visible to a device read-back).
+func TestFailedSyncVisibleOnlyOnDevice(t *testing.T) {
+	d := newDisk(5, DiskConfig{SyncFailProb: 1})
+	must(t, d.Create("f"))
+	nw := randBytes(5, 8*PageSize)
+	must(t, d.WriteAt("f", 0, nw))
+	if err := d.Sync("f"); !errors.Is(err, disk.ErrIO) {
+		t.Fatalf("sync: %v", err)
+	}
+	d.SetFaults(false)
+	must(t, d.Sync("f")) // the retried sync "succeeds"
+	if !bytes.Equal(contents(t, d, "f"), nw) {
+		t.Fatal("the cache lost bytes")
+	}
+	if d.Stats().SyncPagesLost == 0 || bytes.Equal(deviceContents(t, d, "f"), nw) {
+		t.Fatalf("the device read does not show the %d lost pages", d.Stats().SyncPagesLost)
+	}
+}
+
+// Each op kind with an EIO probability fails with disk.ErrIO and changes nothing.
+func TestEIOPerKind(t *testing.T) {
+	for _, k := range []disk.Kind{disk.KindCreate, disk.KindWriteAt, disk.KindTruncate, disk.KindRename, disk.KindRemove, disk.KindSyncDir} {
+		var cfg DiskConfig
+		cfg.EIOProb[k] = 1
+		d := newDisk(1, cfg)
+		durableFile(t, d, "w/f", []byte("abc"))
+		var err error
+		switch k {
+		case disk.KindCreate:
+			err = d.Create("w/g")
+		case disk.KindWriteAt:
+			err = d.WriteAt("w/f", 0, []byte("x"))
+		case disk.KindTruncate:
+			err = d.Truncate("w/f", 1)
+		case disk.KindRename:
+			err = d.Rename("w/f", "w/g")
+		case disk.KindRemove:
+			err = d.Remove("w/f")
+		case disk.KindSyncDir:
+			d.SetFaults(false)
+			must(t, d.Create("w/g"))
+			d.SetFaults(true)
+			err = d.SyncDir("w")
+		}
+		if !errors.Is(err, disk.ErrIO) || d.Stats().EIOs[k] != 1 {
+			t.Fatalf("%s: err %v, EIOs %v", k, err, d.Stats().EIOs)
+		}
+		names, _ := d.List("w")
+		want := "[f]"
+		if k == disk.KindSyncDir {
+			want = "[f g]"
+			if _, ok := d.DurableFiles()["w/g"]; ok {
+				t.Fatal("a failed SyncDir made its entry durable")
+			}
+		}
+		if got := string(contents(t, d, "w/f")); got != "abc" || bracket(names) != want {
+			t.Fatalf("%s changed the disk: %q %v", k, got, names)
+		}
+	}
+}
+
+func bracket(names []string) string {
+	b := []byte("[")
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, n...)
+	}
+	return string(append(b, ']'))
+}
+
+// A full device refuses every growth until space is freed, not one op at a time.
+func TestFullUntilFreed(t *testing.T) {
+	d := newDisk(1, DiskConfig{FillProb: 1})
+	must(t, d.Create("a"))
+	must(t, d.Create("b"))
+	if err := d.WriteAt("a", 0, fill(10, 1)); !errors.Is(err, disk.ErrNoSpace) {
+		t.Fatalf("first growth: %v", err)
+	}
+	d.cfg.FillProb = 0
+	for i := range 5 {
+		if err := d.WriteAt("b", int64(i), []byte("x")); !errors.Is(err, disk.ErrNoSpace) {
+			t.Fatalf("growth %d while full: %v", i, err)
+		}
+	}
+	must(t, d.Truncate("a", 0)) // frees nothing: a is empty
+	if err := d.WriteAt("b", 0, []byte("x")); !errors.Is(err, disk.ErrNoSpace) {
+		t.Fatalf("growth after freeing nothing: %v", err)
+	}
+	if d.Stats().Fills != 1 {
+		t.Fatalf("fills %d", d.Stats().Fills)
+	}
+	d2 := newDisk(2, DiskConfig{})
+	must(t, d2.Create("a"))
+	must(t, d2.WriteAt("a", 0, fill(100, 1)))
+	d2.cfg.FillProb = 1
+	must(t, d2.Create("b"))
+	if err := d2.WriteAt("b", 0, []byte("x")); !errors.Is(err, disk.ErrNoSpace) {
+		t.Fatalf("growth: %v", err)
+	}
+	d2.cfg.FillProb = 0
+	must(t, d2.WriteAt("a", 0, fill(100, 2))) // an overwrite does not grow
+	must(t, d2.Remove("a"))                   // frees 100 bytes
+	must(t, d2.WriteAt("b", 0, fill(50, 3)))
+}
+
+// A misdirected write leaves its own range unchanged on the device and lands on another
+// file's dirty bytes, which that file's cache does not show.
+func TestMisdirectedWrite(t *testing.T) {
+	d := newDisk(9, DiskConfig{})
+	durableFile(t, d, "a", fill(64, 'a'))
+	durableFile(t, d, "b", fill(64, 'b'))
+	must(t, d.WriteAt("b", 0, fill(64, 'B'))) // dirty: where the misdirected bytes can land
+	d.cfg.MisdirectProb = 1
+	must(t, d.WriteAt("a", 0, fill(64, 'X')))
+	d.cfg.MisdirectProb = 0
+	must(t, d.Sync("a"))
+	must(t, d.Sync("b"))
+	if !bytes.Equal(contents(t, d, "a"), fill(64, 'X')) || !bytes.Equal(contents(t, d, "b"), fill(64, 'B')) {
+		t.Fatal("the caches do not hold what was written")
+	}
+	if !bytes.Equal(deviceContents(t, d, "a"), fill(64, 'a')) {
+		t.Fatalf("a's device range changed: %q", deviceContents(t, d, "a"))
+	}
+	if !bytes.Contains(deviceContents(t, d, "b"), []byte("X")) {
+		t.Fatalf("the misdirected bytes did not land on b: %q", deviceContents(t, d, "b"))
+	}
+	if st := d.Stats(); st.WritesMisdirect != 1 || st.MisdirectLanded != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Bit rot changes durable bytes after their sync; the cache keeps the good copy until a
+// machine crash drops it.
+func TestBitRotAtRest(t *testing.T) {
+	d := newDisk(4, DiskConfig{})
+	durableFile(t, d, "f", fill(100, 7))
+	d.cfg.RotProb = 1
+	must(t, d.WriteAt("f", 100, fill(10, 8)))
+	must(t, d.Sync("f"))
+	d.cfg.RotProb = 0
+	want := append(fill(100, 7), fill(10, 8)...)
+	if !bytes.Equal(contents(t, d, "f"), want) {
+		t.Fatal("rot reached the cache")
+	}
+	if diff := onesDiff(deviceContents(t, d, "f"), want); diff != 1 || d.Stats().Rots != 1 {
+		t.Fatalf("device differs in %d bits, rots %d", diff, d.Stats().Rots)
+	}
+	d.Crash()
+	if diff := onesDiff(contents(t, d, "f"), want); diff != 1 {
+		t.Fatalf("after a crash the file differs in %d bits, want the rotten one", diff)
+	}
+}
+
+// A process crash keeps the page cache and the pending directory journal: unsynced
+// writes still read back, and a later machine crash decides them.
+func TestProcessCrashKeepsCache(t *testing.T) {
+	d := newDisk(2, DiskConfig{ProcessProb: 1, CrashKeepProb: 0})
+	durableFile(t, d, "w/f", fill(10, 1))
+	must(t, d.WriteAt("w/f", 10, fill(10, 2)))
+	must(t, d.Create("w/g"))
+	if !d.Kill() {
+		t.Fatal("Kill chose a machine crash")
+	}
+	if got := contents(t, d, "w/f"); len(got) != 20 {
+		t.Fatalf("the process crash lost the cache: %d bytes", len(got))
+	}
+	if names, _ := d.List("w"); bracket(names) != "[f g]" {
+		t.Fatalf("entries %v", names)
+	}
+	d.cfg.ProcessProb = 0
+	if d.Kill() {
+		t.Fatal("Kill chose a process crash")
+	}
+	if got := contents(t, d, "w/f"); len(got) != 10 {
+		t.Fatalf("the machine crash kept %d bytes, want the 10 synced", len(got))
+	}
+	if st := d.Stats(); st.ProcessCrashes != 1 || st.Crashes != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Writes in flight at a crash land in the cache or not.
+func TestLandInFlight(t *testing.T) {
+	d := newDisk(2, DiskConfig{LandProb: 1})
+	must(t, d.Create("f"))
+	ops := []disk.Op{{Kind: disk.KindWriteAt, Name: "f", Data: []byte("ab")}, {Kind: disk.KindSync, Name: "f"}, {Kind: disk.KindWriteAt, Name: "f", Off: 2, Data: []byte("cd")}}
+	if n := d.Land(ops); n != 2 || string(contents(t, d, "f")) != "abcd" {
+		t.Fatalf("landed %d: %q", n, contents(t, d, "f"))
+	}
+	d.cfg.LandProb = 0
+	if n := d.Land([]disk.Op{{Kind: disk.KindWriteAt, Name: "f", Data: []byte("zz")}}); n != 0 || string(contents(t, d, "f")) != "abcd" {
+		t.Fatalf("a dropped write landed")
+	}
+	if st := d.Stats(); st.InFlightLanded != 2 || st.InFlightDropped != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
