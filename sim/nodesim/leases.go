@@ -247,7 +247,7 @@ func modeName(m node.AckMode) string {
 	return "an ack"
 }
 
-// unsettledGone: every record whose last lease was not settled may have been removed by
+// unsettledRemovable: every record whose last lease was not settled may have been removed by
 // retention (so it cannot be delivered again).
 func (u *run) unsettledRemovable() bool {
 	return len(u.unsettledKept(1)) == 0
