@@ -140,7 +140,7 @@ func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 		switch {
 		case r.settledNs >= c-u.ackWindowNs():
 			return dupAckWindow, nil
-		case u.ackDamage[ackDamageKey{dir: ackDir(prev.key.pr), epoch: r.settledEpoch}]:
+		case u.ackDamage[ackDir(prev.key.pr)] >= r.settledEpoch:
 			return dupAckDamage, nil
 		}
 		return 0, fmt.Errorf("invariant 9: %s delivered again at %d ns after an ack answered OK at %d ns, %d ns before the crash at %d ns (the ack-flush window is %d ns)",
@@ -159,18 +159,14 @@ func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 // ackDir is the directory of a partition's ack files (core/node partDir).
 func ackDir(pr partRef) string { return fmt.Sprintf("acks/%016x-%d", pr.topicID, pr.index) }
 
-// ackDamageKey names a partition's ack directory in one process (epoch).
-type ackDamageKey struct {
-	dir   string
-	epoch uint64
-}
-
-// noteAckDamage remembers the process in which the disk silently damaged a write to a
-// partition's ack files: acks of that process may be lost (core/lease rows S3, L4, L5).
+// noteAckDamage remembers the last process in which the disk silently damaged a write to
+// a partition's ack files. Acks of that process may be lost (core/lease rows L4, L5), and
+// so may those of any earlier one: a damaged snapshot (row S3) loses every ack it held,
+// the old log being replaced by then.
 func (u *run) noteAckDamage(name string, damaged bool) {
 	if damaged && strings.HasPrefix(name, "acks/") {
 		if i := strings.LastIndexByte(name, '/'); i > 0 {
-			u.ackDamage[ackDamageKey{dir: name[:i], epoch: u.epoch}] = true
+			u.ackDamage[name[:i]] = u.epoch
 		}
 	}
 }

@@ -70,8 +70,8 @@ type run struct {
 	m            model
 	hist         *invariants.PartitionHistory // for the linearizability check after healing
 	healScans    int
-	crashes      []int64               // when the process died, in order
-	ackDamage    map[ackDamageKey]bool // ack directories the disk damaged a write to, by process
+	crashes      []int64           // when the process died, in order
+	ackDamage    map[string]uint64 // ack directory -> the last process (epoch) the disk damaged a write to it in
 }
 
 type topicInfo struct {
@@ -84,7 +84,7 @@ type topicInfo struct {
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
 	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: sched.NewTrace(),
-		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), ackDamage: map[ackDamageKey]bool{}}
+		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), ackDamage: map[string]uint64{}}
 	u.start()
 	for c := 0; c < o.Producers+o.Consumers; c++ {
 		u.s.At(u.think(), event{kind: evClient, client: c})
