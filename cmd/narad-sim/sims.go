@@ -77,13 +77,9 @@ func runNode(seed uint64) outcome {
 	s, d := res.Stats, res.Stats.Disk
 	return outcome{
 		options: o.String(), trace: res.Trace, violation: res.Violation,
-		stats: []string{
-			fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d acks=%d crashes=%d node_failures=%d recoveries=%d checks=%d heal_events=%d",
-				s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Acks, s.Crashes, s.NodeFailures,
-				s.Recoveries, s.Checks, s.HealEvents),
+		stats: append(s.Lines(),
 			diskLine(d.SyncsFailed, d.SyncPagesLost, d.WritesCorrupted, d.WritesLost, d.ReadsCorrupted, d.ReadErrors,
-				d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost),
-		},
+				d.NoSpaceInjected, d.PagesKept, d.PagesDropped, d.PagesTorn, d.SectorsGarbage, d.DirOpsLost)),
 	}
 }
 

@@ -103,7 +103,7 @@ func (m *Manager) Nack(nowNs int64, offset, nonce uint64) error {
 		return err
 	}
 	m.dropLease(l)
-	m.released.push(released{offset: l.offset, deliveries: l.deliveries})
+	m.release(l)
 	m.stats.Nacks++
 	return nil
 }
@@ -127,7 +127,7 @@ func (m *Manager) held(nowNs int64, offset, nonce uint64) (*lease, error) {
 	}
 	m.expire(nowNs)
 	l := m.leases[offset]
-	if l == nil || l.nonce != nonce {
+	if l == nil || l.nonce != nonce && !mutLeaseStale {
 		m.stats.Gone++
 		return nil, ErrGone
 	}
@@ -139,9 +139,20 @@ func (m *Manager) expire(nowNs int64) {
 	for len(m.byExpiry) > 0 && m.byExpiry[0].deadlineNs <= nowNs {
 		l := m.byExpiry[0]
 		m.dropLease(l)
-		m.released.push(released{offset: l.offset, deliveries: l.deliveries})
+		m.release(l)
 		m.stats.Expiries++
 	}
+}
+
+// release makes the offset of a lease that was nacked or expired (and dropped) available
+// again, lowest first.
+func (m *Manager) release(l *lease) {
+	if mutNackSettle {
+		m.acked.add(l.offset)
+		m.cursor = max(m.cursor, m.acked.floor)
+		return
+	}
+	m.released.push(released{offset: l.offset, deliveries: l.deliveries})
 }
 
 func (m *Manager) dropLease(l *lease) {

@@ -206,6 +206,12 @@ func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
 		delete(n.consumes, op.token)
 		n.respond(Response{Token: op.token, Err: ErrOffsetRemoved})
 		return
+	case op.req.HasOffset && r.Err != nil:
+		// A replay that could not read the record must not answer "past the end" (204).
+		op.msgs = nil
+		delete(n.consumes, op.token)
+		n.respond(Response{Token: op.token, Err: replayError(r.Err)})
+		return
 	default:
 		m.Offset = ^uint64(0) // marks a hole
 		if !op.req.HasOffset {
@@ -250,8 +256,14 @@ func (n *Node) expireConsumes(nowNs int64) {
 	}
 	slices.Sort(due)
 	for _, tok := range due {
+		resp := Response{Token: tok}
+		if n.consumes[tok].req.HasOffset {
+			// A replay waits only for its partition's recovery: nothing says the offset is
+			// past the end (204), so it is not ready (503).
+			resp.Err = fmt.Errorf("%w: the partition is recovering", ErrNotReady)
+		}
 		delete(n.consumes, tok)
-		n.respond(Response{Token: tok})
+		n.respond(resp)
 	}
 	// Leases may have expired or been released: parked consumes try again.
 	for _, pk := range n.partKeys {
@@ -277,4 +289,13 @@ func (n *Node) CancelConsume(nowNs int64, token uint64) {
 	if op := n.consumes[token]; op != nil && op.parked {
 		delete(n.consumes, token)
 	}
+}
+
+// replayError maps a replay's failed read to the API: a record that fails its checksum
+// (500), else not ready (503: the log is recovering or its reads are at their bound).
+func replayError(err error) error {
+	if errors.Is(err, plog.ErrCorrupt) {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return fmt.Errorf("%w: %v", ErrNotReady, err)
 }

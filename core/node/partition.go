@@ -82,6 +82,12 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 		p.leases.SetOldest(p.log.OldestOffset())
 		p.leases.SetHighWatermark(p.log.HighWatermark())
 	}
+	if p.logReady {
+		// Retention moved the oldest offset: the leases drop what it removed (otherwise a
+		// removed offset is leased, fails its read, is released and leased again, first,
+		// for ever).
+		p.leases.SetOldest(p.log.OldestOffset())
+	}
 	if lr.Failed != nil {
 		n.fail(fmt.Errorf("partition %s/%d: %w", p.topic, k.index, lr.Failed))
 	}

@@ -109,6 +109,9 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 	case m.HasKey:
 		h := fnv.New32a()
 		h.Write(m.Key)
+		if mutKeyOffByOne {
+			return (h.Sum32() + 1) % t.Partitions, nil
+		}
 		return h.Sum32() % t.Partitions, nil
 	default:
 		p := n.cursor(t.Name) % t.Partitions

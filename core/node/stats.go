@@ -72,3 +72,15 @@ func (n *Node) Stats() Stats {
 	}
 	return s
 }
+
+// statsHighWatermark is the high watermark GetTopic shows for a partition: the log's,
+// below which every record is synced and verified.
+func statsHighWatermark(p *partition) uint64 {
+	hw := p.log.HighWatermark()
+	if mutStatsHW {
+		for _, job := range p.inflight {
+			hw += uint64(len(job.entries))
+		}
+	}
+	return hw
+}

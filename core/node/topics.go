@@ -188,7 +188,7 @@ func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
 		}
 		ps := wire.PartitionStat{Index: i}
 		if p := n.partitionFor(nowNs, t, i); p.ready() {
-			ps.HighWatermark, ps.OldestOffset = p.log.HighWatermark(), p.log.OldestOffset()
+			ps.HighWatermark, ps.OldestOffset = statsHighWatermark(p), p.log.OldestOffset()
 			ps.SizeBytes, ps.InFlight = uint64(p.log.SizeBytes()), uint32(p.leases.InFlight())
 		}
 		out = append(out, ps)

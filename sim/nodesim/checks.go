@@ -22,7 +22,7 @@ func (u *run) checkDurable() {
 	u.stats.Checks++
 	img := u.readImage()
 	for _, id := range sortedKeys(u.m.acked) {
-		if img.IDs[id] {
+		if img.IDs[id] || u.retentionMayRemove(id) {
 			continue
 		}
 		p, ok := img.WALIDs[id]
@@ -48,6 +48,10 @@ func (u *run) checkVisibility() {
 		dir := fmt.Sprintf("%016x-%d", pr.topicID, pr.index)
 		offs := u.m.seen[pr]
 		for _, off := range sortedKeys(offs) {
+			if u.mayBeRemoved(recKey{pr: pr, off: off}) {
+				continue
+			}
+			u.stats.VisibilityChecked++
 			got, ok := img.Parts[dir][off]
 			if !ok {
 				u.violate(fmt.Errorf("invariant 4: offset %d of partition %s was delivered and is gone from the durable log", off, dir))
@@ -83,4 +87,16 @@ func cmpU64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// retentionMayRemove: message id was produced more than the retention ago, so its record
+// may be gone by retention (its commit came after its produce was sent).
+func (u *run) retentionMayRemove(id uint64) bool {
+	return u.o.RetentionMs > 0 && u.m.sent[id].callNs/1_000_000 < u.s.Now()/1_000_000-u.o.RetentionMs
+}
+
+// mayBeRemoved: retention may have removed record k (its commit is older than the
+// retention, or the partition's stats showed an oldest offset above it).
+func (u *run) mayBeRemoved(k recKey) bool {
+	return u.o.RetentionMs > 0 && (k.off < u.m.removed[k.pr] || u.m.commitMs[k] < u.s.Now()/1_000_000-u.o.RetentionMs)
 }

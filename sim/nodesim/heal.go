@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/narad/narad/invariants"
 )
 
 // Bounds of the heal phase: faults are off, so a correct node delivers every acknowledged
@@ -42,7 +40,7 @@ func (u *run) heal() {
 	deadline := start + HealTimeNs
 	var late lateness
 	for i := 0; u.err == nil && i < HealEventsMax; i++ {
-		if u.m.missing == 0 {
+		if u.healed() {
 			break
 		}
 		e, ok := u.s.Next()
@@ -57,7 +55,7 @@ func (u *run) heal() {
 		return
 	}
 	u.checkDurable()
-	if missing := u.m.undelivered(); len(missing) > 0 {
+	if missing := u.undelivered(); len(missing) > 0 {
 		u.violate(fmt.Errorf("invariant 2: %d messages answered 202 never delivered after healing (%s of simulated time, %d events): ids %s",
 			len(missing), "120s", u.stats.HealEvents, idList(missing, 10)))
 		return
@@ -68,23 +66,7 @@ func (u *run) heal() {
 		u.violate(late.violation())
 		return
 	}
-	u.checkLinearizable()
-}
-
-// checkLinearizable closes the history (produces still unanswered are ambiguous; every
-// message gets its final read: was it ever delivered) and runs porcupine over it.
-func (u *run) checkLinearizable() {
-	for _, tok := range sortedKeys(u.pending) {
-		if req := u.pending[tok]; req.kind == reqProduce {
-			for _, id := range req.ids {
-				u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
-			}
-		}
-	}
-	delivered := func(id uint64) bool { return u.m.delivered[id] > 0 }
-	if err := u.hist.Close(u.s.Now()+1, u.m.nextID, delivered); err != nil {
-		u.violate(fmt.Errorf("linearizability (porcupine): %w", err))
-	}
+	u.finalChecks()
 }
 
 func idList(ids []uint64, max int) string {
@@ -124,7 +106,7 @@ func (l *lateness) watch(u *run, start int64) {
 	committed := u.readImage().IDs
 	if l.open == nil {
 		l.open, l.at = map[uint64]bool{}, map[uint64]int64{}
-		for _, id := range u.m.undelivered() {
+		for _, id := range u.undelivered() {
 			if !committed[id] {
 				l.open[id] = true
 			}

@@ -1,11 +1,8 @@
 package nodesim
 
 import (
-	"bytes"
-	"fmt"
 	"slices"
 
-	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/invariants"
 )
 
@@ -13,11 +10,31 @@ import (
 type model struct {
 	nextID    uint64
 	produced  map[uint64][]byte             // id -> payload, every message ever sent
+	sent      map[uint64]sentMsg            // id -> where and how it was produced
 	acked     map[uint64]bool               // answered 202
 	refused   map[uint64]bool               // definitely refused
 	delivered map[uint64]int                // id -> deliveries
+	firstNs   map[uint64]int64              // id -> when it was first delivered
+	keys      map[uint64][]recKey           // id -> the offsets it was read at
 	seen      map[partRef]map[uint64]uint64 // partition -> offset -> id delivered there
+	offsets   map[partRef][]uint64          // partition -> the offsets seen, in the order first seen
 	missing   int                           // acked and never delivered
+
+	recs      map[recKey]*recState  // every record delivered under a lease
+	handles   map[string]*leaseView // receipt handle -> its lease
+	unsettled int                   // records whose last lease was not settled by an ack answered OK
+	removed   map[partRef]uint64    // the highest OldestOffset read from a partition's stats
+	commitMs  map[recKey]int64      // the commit time a read showed
+}
+
+// sentMsg is how a message was produced: its topic (index into run.topics), its pinned
+// partition (-1: none) and its key.
+type sentMsg struct {
+	topic  int
+	pin    int64
+	hasKey bool
+	key    []byte
+	callNs int64
 }
 
 // ack notes a 202 for id.
@@ -28,10 +45,13 @@ func (m *model) ack(id uint64) {
 	m.acked[id] = true
 }
 
-// deliver notes a delivery of id.
-func (m *model) deliver(id uint64) {
-	if m.delivered[id] == 0 && m.acked[id] {
-		m.missing--
+// deliver notes a delivery of id at nowNs.
+func (m *model) deliver(id uint64, nowNs int64) {
+	if m.delivered[id] == 0 {
+		m.firstNs[id] = nowNs
+		if m.acked[id] {
+			m.missing--
+		}
 	}
 	m.delivered[id]++
 }
@@ -41,9 +61,17 @@ type partRef struct {
 	index   uint32
 }
 
+// recKey names one record: a partition and an offset.
+type recKey struct {
+	pr  partRef
+	off uint64
+}
+
 func newModel() model {
-	return model{produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{},
-		delivered: map[uint64]int{}, seen: map[partRef]map[uint64]uint64{}}
+	return model{produced: map[uint64][]byte{}, sent: map[uint64]sentMsg{}, acked: map[uint64]bool{},
+		refused: map[uint64]bool{}, delivered: map[uint64]int{}, firstNs: map[uint64]int64{},
+		keys: map[uint64][]recKey{}, seen: map[partRef]map[uint64]uint64{}, offsets: map[partRef][]uint64{},
+		recs: map[recKey]*recState{}, handles: map[string]*leaseView{}, removed: map[partRef]uint64{}, commitMs: map[recKey]int64{}}
 }
 
 // newMessage makes a unique payload: "id:<n>:" then random bytes.
@@ -56,50 +84,6 @@ func (m *model) newMessage(u *run) (uint64, []byte) {
 	return m.nextID, p
 }
 
-// onConsumed checks every delivered message (invariant 3) and settles it: in the fault
-// phase some are acked, some released, some left to expire; while healing all are acked.
-func (u *run) onConsumed(req request, resp node.Response) {
-	u.record('c', uint64(len(resp.Messages)), boolBit(resp.Err != nil))
-	var settle, release []string
-	t := u.topics[req.topic]
-	for _, msg := range resp.Messages {
-		id, ok := invariants.MessageID(msg.Payload)
-		if !ok || !bytes.Equal(u.m.produced[id], msg.Payload) {
-			u.violate(fmt.Errorf("invariant 3: delivered a message that was never produced with these bytes (%q…)", msg.Payload[:min(len(msg.Payload), 24)]))
-			return
-		}
-		if u.m.refused[id] {
-			u.violate(fmt.Errorf("delivered message %d whose produce was definitely refused", id))
-		}
-		u.m.deliver(id)
-		u.hist.Deliver(id, req.callNs, u.s.Now())
-		u.stats.Delivered++
-		if u.m.delivered[id] > 1 {
-			u.stats.Duplicates++
-		}
-		if !u.m.deliveredAt(partRef{topicID: t.id, index: msg.Partition}, msg.Offset, id) {
-			u.violate(fmt.Errorf("invariant 4: offset %d of %s/%d delivered message %d, and another message before", msg.Offset, t.name, msg.Partition, id))
-			return
-		}
-		switch x := u.r.Intn(10); {
-		case u.healing || x < 7:
-			settle = append(settle, msg.ReceiptHandle)
-		case x == 7:
-			release = append(release, msg.ReceiptHandle)
-		}
-	}
-	u.sendAcks(req.client, t.name, settle, node.AckSettle)
-	u.sendAcks(req.client, t.name, release, node.AckRelease)
-}
-
-func (u *run) sendAcks(c int, topic string, handles []string, mode node.AckMode) {
-	if len(handles) == 0 {
-		return
-	}
-	u.stats.Acks += uint64(len(handles))
-	u.submit(c, reqAck, 0, nil, func(now int64, tok uint64) { u.n.Ack(now, tok, topic, handles, mode) })
-}
-
 // deliveredAt notes that offset of pr delivered id; false if it delivered another before.
 func (m *model) deliveredAt(pr partRef, offset, id uint64) bool {
 	offs := m.seen[pr]
@@ -107,10 +91,11 @@ func (m *model) deliveredAt(pr partRef, offset, id uint64) bool {
 		offs = map[uint64]uint64{}
 		m.seen[pr] = offs
 	}
-	if prev, ok := offs[offset]; ok && prev != id {
-		return false
+	if prev, ok := offs[offset]; ok {
+		return prev == id
 	}
 	offs[offset] = id
+	m.offsets[pr] = append(m.offsets[pr], offset)
 	return true
 }
 

@@ -24,7 +24,12 @@ type Options struct {
 	CrashGapNs    [2]int64 // 0: no crashes
 	RestartNs     int64
 	CheckEvery    int // full invariant-1 check every this many events
-	Disk          sim.DiskConfig
+	// RetentionMs is the topics' retention (0: the API default, 7 days, so nothing is
+	// removed); with it, SegmentBytesMax makes segments small enough to roll, so that
+	// retention removes records during the run (only a closed segment is removed).
+	RetentionMs     int64
+	SegmentBytesMax int64
+	Disk            sim.DiskConfig
 }
 
 // Draw derives a run's options from its seed.
@@ -57,6 +62,9 @@ func Draw(seed uint64) Options {
 			LandProb:         r.Float64(),
 		},
 	}
+	if r.Chance(0.25) {
+		o.RetentionMs, o.SegmentBytesMax = int64(r.Range(100, 1500)), int64(r.Range(2_000, 20_000))
+	}
 	if r.Chance(0.85) {
 		o.CrashGapNs = [2]int64{int64(r.Range(5_000_000, 50_000_000)), int64(r.Range(50_000_000, 1_000_000_000))}
 	}
@@ -65,9 +73,9 @@ func Draw(seed uint64) Options {
 
 func (o Options) String() string {
 	d := o.Disk
-	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d\n"+
+	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d retention_ms=%d segment_bytes_max=%d\n"+
 		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s",
 		o.Seed, o.Producers, o.Consumers, o.Topics, o.PartitionsMax, o.Steps, o.PayloadMax, o.BatchMax, o.ThinkMaxNs, o.VisibilityMs,
-		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery,
+		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery, o.RetentionMs, o.SegmentBytesMax,
 		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString())
 }

@@ -1,0 +1,6 @@
+//go:build !narad_mut_keyoffbyone
+
+package node
+
+// mutKeyOffByOne is off: see mutation_keyoffbyone_on.go.
+const mutKeyOffByOne = false
