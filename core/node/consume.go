@@ -194,17 +194,17 @@ func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
 	switch {
 	case r.Err == nil && len(r.Records) > 0:
 		s := r.Records[0]
-		*m = Message{Topic: op.topic.Name, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
+		*m = Message{Topic: op.topic.Name, TopicID: p.key.topicID, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
 			Payload: s.Payload, TimestampMs: s.CommitTimeMs}
 		if !op.req.HasOffset {
 			m.ReceiptHandle = encodeHandle(p.key, s.Offset, op.receipts[ref.idx].receipt.Nonce)
 		}
-	case op.req.HasOffset && errors.Is(r.Err, plog.ErrRemoved):
-		m.Offset = ^uint64(0)
-		op.receipts = nil
-		op.msgs = nil
+	case op.req.HasOffset && r.Err != nil:
+		// A replay that could not read answers why: an empty answer says the offset is
+		// at or past the high watermark, and must mean only that.
+		op.receipts, op.msgs = nil, nil
 		delete(n.consumes, op.token)
-		n.respond(Response{Token: op.token, Err: ErrOffsetRemoved})
+		n.respond(Response{Token: op.token, Err: replayError(r.Err)})
 		return
 	default:
 		m.Offset = ^uint64(0) // marks a hole
@@ -250,8 +250,12 @@ func (n *Node) expireConsumes(nowNs int64) {
 	}
 	slices.Sort(due)
 	for _, tok := range due {
+		r := Response{Token: tok}
+		if n.consumes[tok].req.HasOffset { // its partition never got ready: not "nothing there"
+			r.Err = fmt.Errorf("%w: the partition is not ready", ErrNotReady)
+		}
 		delete(n.consumes, tok)
-		n.respond(Response{Token: tok})
+		n.respond(r)
 	}
 	// Leases may have expired or been released: parked consumes try again.
 	for _, pk := range n.partKeys {
@@ -277,4 +281,15 @@ func (n *Node) CancelConsume(nowNs int64, token uint64) {
 	if op := n.consumes[token]; op != nil && op.parked {
 		delete(n.consumes, token)
 	}
+}
+
+// replayError is the answer to a replay whose read failed.
+func replayError(err error) error {
+	switch {
+	case errors.Is(err, plog.ErrRemoved):
+		return ErrOffsetRemoved
+	case errors.Is(err, plog.ErrCorrupt):
+		return ErrCorrupt
+	}
+	return fmt.Errorf("%w: the read failed: %v", ErrNotReady, err)
 }

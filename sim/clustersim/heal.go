@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/narad/narad/invariants"
 )
 
 // heal stops every fault (disks, network, crashes, producers), brings every node up, and
@@ -50,22 +48,4 @@ func (u *run) undelivered(max int) []uint64 {
 		}
 	}
 	return out
-}
-
-// checkLinearizable closes the history (unanswered produces are ambiguous; every message
-// gets its final read) and runs porcupine over it.
-func (u *run) checkLinearizable() {
-	for _, mb := range u.members {
-		for _, tok := range slices.Sorted(maps.Keys(mb.pending)) {
-			if req := mb.pending[tok]; req.kind == reqProduce {
-				for _, id := range req.ids {
-					u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
-				}
-			}
-		}
-	}
-	delivered := func(id uint64) bool { return u.m.delivered[id] > 0 }
-	if err := u.hist.Close(u.s.Now()+1, u.m.nextID, delivered); err != nil {
-		u.violate(fmt.Errorf("linearizability (porcupine): %w", err))
-	}
 }
