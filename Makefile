@@ -6,7 +6,8 @@ BIN    := bin
 # report a violation within that many seeds.
 MUTATIONS := narad_mut_ackearly:wal:200 narad_mut_trustsync:wal:200 \
 	narad_mut_skipreadback:node:500 narad_mut_ckptearly:node:500 narad_mut_hwbeforesync:node:500 \
-	narad_mut_rerouteinflight:cluster:1000 narad_mut_discardnoconfirm:cluster:1000 narad_mut_ckptpastskip:cluster:1000
+	narad_mut_rerouteinflight:cluster:1000 narad_mut_discardnoconfirm:cluster:1000 narad_mut_ckptpastskip:cluster:1000 \
+	narad_mut_nocarnation:cluster:50:invariant-8
 
 .PHONY: all build run test unit sim sim-long determinism mutation bench fuzz lint clean
 
