@@ -56,6 +56,7 @@ func TestConsumeAndAckRoutedToOwners(t *testing.T) {
 	c, _ := routedCluster(t)
 	var got []string
 	var handles []string
+	var topicID uint64 // each message names the incarnation it was read from, routed or not
 	for range 3 { // this node's partition first, then one remote owner per consume
 		r := consumeOn(c, 0, -1)
 		if r.Err != nil || len(r.Messages) != 1 {
@@ -63,6 +64,10 @@ func TestConsumeAndAckRoutedToOwners(t *testing.T) {
 		}
 		got = append(got, string(r.Messages[0].Payload))
 		handles = append(handles, r.Messages[0].ReceiptHandle)
+		if id := r.Messages[0].TopicID; id == 0 || (topicID != 0 && id != topicID) {
+			t.Fatalf("message from incarnation %d, the others from %d: every one names the topic's", id, topicID)
+		}
+		topicID = r.Messages[0].TopicID
 	}
 	slices.Sort(got)
 	if fmt.Sprint(got) != "[p0 p1 p2]" {
