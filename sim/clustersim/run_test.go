@@ -13,6 +13,7 @@ var regressionSeeds = map[uint64]string{
 	36:  "a commit request the network delivered twice was committed twice: the same message at two offsets with no cause (owners now ignore it); and porcupine blew up on one read per delivered record (now one per partition per answer)",
 	47:  "a client whose think time was 0 looped at one instant (the liveness guard reports it)",
 	68:  "the commit tracker counted timeouts in simulated time, not on the sender's clock",
+	164: "a lone producer stuck in a synchronous produce for a dead owner's commit timeout acked 13 messages: vacuous (two producers at least now)",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
 
