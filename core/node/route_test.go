@@ -58,7 +58,7 @@ func TestConsumeAndAckRoutedToOwners(t *testing.T) {
 	var got []string
 	var handles []string
 	var topicID uint64 // each message names the incarnation it was read from, routed or not
-	for range 3 { // this node's partition first, then one remote owner per consume
+	for range 3 {      // this node's partition first, then one remote owner per consume
 		r := consumeOn(c, 0, -1)
 		if r.Err != nil || len(r.Messages) != 1 {
 			t.Fatalf("consume on node 1: %+v", r)
