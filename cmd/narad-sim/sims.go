@@ -30,7 +30,7 @@ func runCluster(seed uint64) outcome {
 	o := clustersim.Draw(seed)
 	res := clustersim.Run(o)
 	s, n := res.Stats, res.Stats.Net
-	return outcome{
+	out := outcome{
 		options: o.String(), trace: res.Trace, violation: res.Violation,
 		stats: []string{
 			fmt.Sprintf("stats: produced=%d synchronous=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d churn_ops=%d cut_changes=%d heal_ms=%d image_checks=%d",
@@ -39,6 +39,8 @@ func runCluster(seed uint64) outcome {
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped),
 		},
 	}
+	out.stats = append(out.stats, s.Summary()...)
+	return out
 }
 
 func runMeta(seed uint64) outcome {

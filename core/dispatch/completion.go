@@ -1,6 +1,10 @@
 package dispatch
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/narad/narad/core/wal"
+)
 
 // CommitDone feeds the answer to commit id. A nil err means every record of the commit
 // is durable and verified on its partition. An answer for a commit that already timed out
@@ -30,6 +34,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	for _, e := range batch {
 		e.status = stWaiting
 	}
+	d.reportFailed(b.key, batch)
 	b.failures++
 	b.notBefore = nowNs + d.cfg.FailureBackoffNs
 	b.since = 0 // the records waited already: the backoff alone decides the retry
@@ -119,6 +124,9 @@ func (d *Dispatcher) BarrierDone(nowNs int64, token uint64, err error) {
 		}
 		b.discard = false
 		id, parts, ok := d.cat.Topic(k.Topic)
+		if mutNoIncarnation {
+			id = k.Incarnation
+		}
 		if ok && id == k.Incarnation && k.Partition < parts {
 			continue // the topic is there after all: commit as usual
 		}
@@ -192,3 +200,15 @@ func (d *Dispatcher) pastLeadingInflight() uint64 {
 
 // Checkpoint is the first seq not yet dispatched.
 func (d *Dispatcher) Checkpoint() uint64 { return d.checkpoint }
+
+// reportFailed tells Config.OnCommitFailed of a failed commit's records.
+func (d *Dispatcher) reportFailed(k Key, batch []*entry) {
+	if d.cfg.OnCommitFailed == nil {
+		return
+	}
+	recs := make([]wal.Record, len(batch))
+	for i, e := range batch {
+		recs[i] = e.rec
+	}
+	d.cfg.OnCommitFailed(k, recs)
+}

@@ -41,6 +41,14 @@ type Config struct {
 	// LingerNs: a partition holding fewer than TargetPerPartition records waits up to this
 	// long after the oldest of them arrived before it commits them; negative: never waits.
 	LingerNs int64
+	// OnReroute, when set, is told of every reroute: records of partition k moved to
+	// partition to of the same incarnation (the simulators hold every record found off
+	// its partition to such a move).
+	OnReroute func(k Key, to uint32, records int)
+	// OnCommitFailed, when set, is told of every commit that failed or timed out: its
+	// records are sent again, and it may have been committed all the same (a duplicate
+	// the simulators must find a cause for).
+	OnCommitFailed func(k Key, recs []wal.Record)
 }
 
 func (c Config) withDefaults() Config {

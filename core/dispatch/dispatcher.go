@@ -104,7 +104,11 @@ func (d *Dispatcher) Pump(nowNs int64) {
 		if b.inflight != 0 || len(b.ents) == 0 || nowNs < b.notBefore || b.discard || d.lingers(nowNs, b) {
 			continue
 		}
-		if id, parts, ok := d.cat.Topic(k.Topic); !ok || id != k.Incarnation || k.Partition >= parts {
+		id, parts, ok := d.cat.Topic(k.Topic)
+		if mutNoIncarnation {
+			id = k.Incarnation
+		}
+		if !ok || id != k.Incarnation || k.Partition >= parts {
 			if mutDiscardWithoutConfirm {
 				d.discardBucket(b)
 				continue

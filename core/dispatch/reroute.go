@@ -79,6 +79,9 @@ func (d *Dispatcher) reroute(nowNs int64, b *bucket, to uint32) {
 	waiting := t.ents[t.inflightN:]
 	slices.SortFunc(waiting, func(x, y *entry) int { return cmp.Compare(x.rec.Seq, y.rec.Seq) })
 	d.stats.Rerouted += uint64(len(moving))
+	if d.cfg.OnReroute != nil && len(moving) > 0 {
+		d.cfg.OnReroute(b.key, to, len(moving))
+	}
 	b.ents = b.ents[:b.inflightN]
 	b.failures, b.notBefore = 0, 0
 }

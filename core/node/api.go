@@ -41,9 +41,11 @@ type ConsumeRequest struct {
 	Offset    uint64
 }
 
-// Message is one delivered record.
+// Message is one delivered record. TopicID is the topic incarnation it was read from
+// (the HTTP layer does not show it; the simulators check it against the produce).
 type Message struct {
 	Topic         string
+	TopicID       uint64
 	Partition     uint32
 	Offset        uint64
 	Key           []byte

@@ -53,6 +53,9 @@ func (n *Node) ownerOf(t meta.Topic, index uint32) uint64 {
 // and the dispatcher goes the discard way.
 func (n *Node) routeCommit(nowNs int64, c dispatch.Commit) {
 	t, ok := n.meta.TopicByID(c.Key.Incarnation)
+	if mutNoIncarnation {
+		t, ok = n.meta.Topic(c.Key.Topic)
+	}
 	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions {
 		n.disp.CommitDone(nowNs, c.ID, dispatch.ErrIncarnation)
 		return
@@ -166,11 +169,17 @@ func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, er
 // onCommitRequest takes a peer's commit for a partition this node should own.
 func (n *Node) onCommitRequest(nowNs int64, from uint64, m wire.CommitRequest) {
 	refuse := func(code wire.Code) { n.send(from, wire.CommitResponse{ID: m.ID, Code: code}) }
+	if n.seenRequest(nowNs, from, wire.KindCommitRequest, m.ID) {
+		return // a copy the network delivered again: its first copy is (being) answered
+	}
 	if n.failed != nil || !n.walReady || !n.metaReady {
 		refuse(wire.CodeRetry)
 		return
 	}
 	t, ok := n.meta.TopicByID(m.Incarnation)
+	if mutNoIncarnation {
+		t, ok = n.meta.Topic(m.Topic)
+	}
 	switch {
 	case !ok || t.Name != m.Topic || m.Partition >= t.Partitions:
 		refuse(wire.CodeIncarnation)
@@ -210,9 +219,34 @@ func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse)
 	}
 }
 
+// peerRequestMemoryMinNs: a peer's request id is remembered at least this long
+// (and twice the commit timeout), past any late copy the network may still deliver.
+const peerRequestMemoryMinNs = 10_000_000_000
+
+// seenRequest reports whether a request of this kind and id from peer from arrived
+// before, and remembers it: the network may deliver a request twice, and serving the copy
+// would commit its records twice (or lease records nobody receives, or answer an ack
+// "gone" after its first copy settled it). A sender never reuses an id (a retry is a new
+// request), so the copy needs no answer of its own.
+func (n *Node) seenRequest(nowNs int64, from uint64, kind wire.Kind, id uint64) bool {
+	k := [3]uint64{from, uint64(kind), id}
+	if _, ok := n.peerRequests[k]; ok {
+		return true
+	}
+	n.peerRequests[k] = nowNs
+	return false
+}
+
 // forgetRemote drops commits sent long enough ago that the dispatcher has timed them
-// out and sent them again; a late answer to one then matches nothing.
+// out and sent them again; a late answer to one then matches nothing. And it forgets
+// the peers' request ids past their memory.
 func (n *Node) forgetRemote(nowNs int64) {
+	memory := max(2*n.commitTimeout(), peerRequestMemoryMinNs)
+	for k, at := range n.peerRequests { //narad:unordered (deleting is order-free)
+		if nowNs-at > memory {
+			delete(n.peerRequests, k)
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
 		if nowNs-n.remote[id].sentNs > 2*n.commitTimeout() {
 			delete(n.remote, id)

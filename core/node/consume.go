@@ -194,21 +194,15 @@ func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
 	switch {
 	case r.Err == nil && len(r.Records) > 0:
 		s := r.Records[0]
-		*m = Message{Topic: op.topic.Name, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
+		*m = Message{Topic: op.topic.Name, TopicID: p.key.topicID, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
 			Payload: s.Payload, TimestampMs: s.CommitTimeMs}
 		if !op.req.HasOffset {
 			m.ReceiptHandle = encodeHandle(p.key, s.Offset, op.receipts[ref.idx].receipt.Nonce)
 		}
-	case op.req.HasOffset && errors.Is(r.Err, plog.ErrRemoved):
-		m.Offset = ^uint64(0)
-		op.receipts = nil
-		op.msgs = nil
-		delete(n.consumes, op.token)
-		n.respond(Response{Token: op.token, Err: ErrOffsetRemoved})
-		return
 	case op.req.HasOffset && r.Err != nil:
-		// A replay that could not read the record must not answer "past the end" (204).
-		op.msgs = nil
+		// A replay that could not read answers why: an empty answer says the offset is
+		// at or past the high watermark, and must mean only that.
+		op.receipts, op.msgs = nil, nil
 		delete(n.consumes, op.token)
 		n.respond(Response{Token: op.token, Err: replayError(r.Err)})
 		return
@@ -291,11 +285,15 @@ func (n *Node) CancelConsume(nowNs int64, token uint64) {
 	}
 }
 
-// replayError maps a replay's failed read to the API: a record that fails its checksum
-// (500), else not ready (503: the log is recovering or its reads are at their bound).
+// replayError is the answer to a replay whose read failed: retention removed the offset
+// (410), the record fails its checksum (500), else not ready (503: the log is recovering
+// or its reads are at their bound).
 func replayError(err error) error {
-	if errors.Is(err, plog.ErrCorrupt) {
+	switch {
+	case errors.Is(err, plog.ErrRemoved):
+		return ErrOffsetRemoved
+	case errors.Is(err, plog.ErrCorrupt):
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	return fmt.Errorf("%w: %v", ErrNotReady, err)
+	return fmt.Errorf("%w: the read failed: %v", ErrNotReady, err)
 }

@@ -25,6 +25,10 @@ type Config struct {
 	PartitionSegmentBytesMax int64
 	AckFlushIntervalNs       int64
 	HeartbeatIntervalNs      int64
+	// OnWalk, when set, is told when a synchronous produce walks past a dead owner: a
+	// message of partition from goes to partition to of incarnation topicID instead (the
+	// simulators hold every record found off its partition to such a move).
+	OnWalk func(topicID uint64, from, to uint32)
 }
 
 // component names which machine an op belongs to.
@@ -86,6 +90,7 @@ type Node struct {
 	helloNonce              uint64                  // this process's, sent in its Hellos
 	hellos                  uint64                  // Hellos sent so far (hellosSent at most)
 	peerNonce               map[uint64]uint64       // peer -> the nonce of its last Hello
+	peerRequests            map[[3]uint64]int64     // (peer, kind, request id) -> when it arrived
 	calls                   map[uint64]*peerCall    // call id -> a request to a peer
 	callBase, nextCall      uint64
 	internals               map[uint64]func(int64, Response) // internal token -> continuation
@@ -106,7 +111,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
 		fwdBarriers: map[uint64]forwardOp{}, peerProposals: map[uint64]peerProposal{},
 		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},
-		peerNonce:     map[uint64]uint64{},
+		peerNonce: map[uint64]uint64{}, peerRequests: map[[3]uint64]int64{},
 		commitLatency: newHistogram(),
 	}
 }

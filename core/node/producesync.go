@@ -99,7 +99,11 @@ func (n *Node) pickProducePartition(t meta.Topic, m ProduceMessage) (uint32, err
 	if err != nil || m.Partition >= 0 {
 		return p, err
 	}
-	return walkPastDead(p, t.Partitions, func(q uint32) bool { return n.meta.MemberDead(n.ownerOf(t, q)) }), nil
+	q := walkPastDead(p, t.Partitions, func(q uint32) bool { return n.meta.MemberDead(n.ownerOf(t, q)) })
+	if q != p && n.cfg.OnWalk != nil {
+		n.cfg.OnWalk(t.ID, p, q)
+	}
+	return q, nil
 }
 
 // walkPastDead is the first partition from p on (wrapping, of parts) that is not dead,

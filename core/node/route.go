@@ -132,7 +132,7 @@ func consumeAnswer(topic string, m wire.Message) ([]Message, error) {
 	}
 	msgs := make([]Message, len(r.Messages))
 	for i, d := range r.Messages {
-		msgs[i] = Message{Topic: topic, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
+		msgs[i] = Message{Topic: topic, TopicID: r.TopicID, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
 			Payload: d.Payload, TimestampMs: d.TimestampMs, ReceiptHandle: d.Handle}
 	}
 	return msgs, nil
@@ -163,4 +163,15 @@ func (n *Node) remoteStats(nowNs int64, token uint64, t meta.Topic, stats []Part
 				}
 			})
 	}
+}
+
+// PartitionOwner is the member owning partition index of incarnation topicID in this
+// node's replica (false: the replica does not know the incarnation's owners). Owners are
+// fixed when a topic is created; the simulators ask it to tell a lease lost with its
+// owner's crash from one broken.
+func (n *Node) PartitionOwner(topicID uint64, index uint32) (uint64, bool) {
+	if owners := n.meta.Owners(topicID); int(index) < len(owners) {
+		return owners[index], true
+	}
+	return 0, false
 }

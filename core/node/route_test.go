@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/wire"
 )
 
 // routedCluster is 3 nodes with topic "r" of 3 partitions, one owned by each node, and
@@ -56,13 +57,18 @@ func TestConsumeAndAckRoutedToOwners(t *testing.T) {
 	c, _ := routedCluster(t)
 	var got []string
 	var handles []string
-	for range 3 { // this node's partition first, then one remote owner per consume
+	var topicID uint64 // each message names the incarnation it was read from, routed or not
+	for range 3 {      // this node's partition first, then one remote owner per consume
 		r := consumeOn(c, 0, -1)
 		if r.Err != nil || len(r.Messages) != 1 {
 			t.Fatalf("consume on node 1: %+v", r)
 		}
 		got = append(got, string(r.Messages[0].Payload))
 		handles = append(handles, r.Messages[0].ReceiptHandle)
+		if id := r.Messages[0].TopicID; id == 0 || (topicID != 0 && id != topicID) {
+			t.Fatalf("message from incarnation %d, the others from %d: every one names the topic's", id, topicID)
+		}
+		topicID = r.Messages[0].TopicID
 	}
 	slices.Sort(got)
 	if fmt.Sprint(got) != "[p0 p1 p2]" {
@@ -133,5 +139,32 @@ func TestTopicStatsFromOwners(t *testing.T) {
 				t.Fatalf("node %d shows partition %d as %+v: want high watermark 1, its bytes, owner %s", i+1, ps.Index, ps, owner)
 			}
 		}
+	}
+}
+
+// A request the network delivers twice is served once: a commit copy would store its
+// records twice, a consume copy would lease records nobody receives.
+func TestDuplicateCommitRequestCommittedOnce(t *testing.T) {
+	c, ownerOf := routedCluster(t)
+	owner := ownerOf[1]
+	from := uint64((owner+1)%3 + 1)
+	hw := func() uint64 {
+		r := c.do(owner, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") })
+		return r.Stats[1].HighWatermark
+	}
+	id := c.do(owner, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") }).Topic.ID
+	before := hw()
+	body, err := wire.Encode(nil, wire.CommitRequest{ID: 77, Topic: "r", Incarnation: id, Partition: 1,
+		Records: []wire.Record{{Payload: []byte("once")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c.nodes[owner].Receive(c.now, from, body)
+		c.settle()
+	}
+	c.advance(100_000_000)
+	if got := hw(); got != before+1 {
+		t.Fatalf("high watermark %d after one commit delivered twice, want %d", got, before+1)
 	}
 }

@@ -11,6 +11,9 @@ import (
 
 // onConsumeRequest serves a peer's routed consume from this node's partitions.
 func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest) {
+	if n.seenRequest(nowNs, from, wire.KindConsumeRequest, m.ID) {
+		return // a copy: serving it would lease records nobody receives
+	}
 	req := ConsumeRequest{Topic: m.Topic, Partition: m.Partition, Max: int(m.Max), WaitNs: m.WaitNs,
 		HasOffset: m.HasOffset, Offset: m.Offset}
 	refuse := func(err error) {
@@ -39,7 +42,7 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 			refuse(r.Err)
 			return
 		}
-		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusOK, Messages: n.fitMessages(now, t.ID, r.Messages)})
+		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusOK, TopicID: t.ID, Messages: n.fitMessages(now, t.ID, r.Messages)})
 	})
 	n.consumeLocal(nowNs, tok, t, req)
 }
@@ -65,6 +68,9 @@ func (n *Node) fitMessages(nowNs int64, topicID uint64, msgs []Message) []wire.D
 
 // onAckRequest settles, extends or releases leases of this node's partitions for a peer.
 func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
+	if n.seenRequest(nowNs, from, wire.KindAckRequest, m.ID) {
+		return // a copy: its "gone" answer could overtake the first copy's
+	}
 	resp := wire.AckResponse{ID: m.ID, Status: wire.StatusOK}
 	t, ok := n.meta.Topic(m.Topic)
 	switch err := n.IsReady(); {

@@ -32,6 +32,8 @@ func Decode(b []byte) (Message, error) {
 		m = r.consumeRequest()
 	case KindConsumeResponse:
 		m = r.consumeResponse()
+	case KindConsumeResponseTopic:
+		m = r.consumeResponseTopic()
 	case KindAckRequest:
 		m = r.ackRequest()
 	case KindAckResponse:

@@ -36,6 +36,9 @@
 //	                        high_watermark u64 | oldest_offset u64 | size_bytes u64 |
 //	                        in_flight u32
 //	kind 13 Hello           from u64 | nonce u64: node from's process started
+//	kind 14 ConsumeResponse topic_id u64 (not 0) | the body of kind 8: a ConsumeResponse
+//	                        naming the topic incarnation its messages were read from
+//	                        (added without editing kind 8: a frame without it is kind 8)
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

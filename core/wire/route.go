@@ -54,12 +54,15 @@ type Delivered struct {
 	Handle      string
 }
 
-// ConsumeResponse answers a ConsumeRequest.
+// ConsumeResponse answers a ConsumeRequest. TopicID is the topic incarnation the owner
+// read the messages from (0: not said, an older owner's kind 8 frame); a response with
+// one is sent as kind 14, so kind 8 keeps its version 1 layout.
 type ConsumeResponse struct {
 	ID       uint64
 	Status   Status
 	Reason   string
 	Messages []Delivered
+	TopicID  uint64
 }
 
 // AckRequest settles (0), extends (1) or releases (2) leases by their handles.
@@ -85,10 +88,15 @@ type AckResponse struct {
 	Results []uint8
 }
 
-func (ConsumeRequest) Kind() Kind  { return KindConsumeRequest }
-func (ConsumeResponse) Kind() Kind { return KindConsumeResponse }
-func (AckRequest) Kind() Kind      { return KindAckRequest }
-func (AckResponse) Kind() Kind     { return KindAckResponse }
+func (ConsumeRequest) Kind() Kind { return KindConsumeRequest }
+func (m ConsumeResponse) Kind() Kind {
+	if m.TopicID != 0 {
+		return KindConsumeResponseTopic
+	}
+	return KindConsumeResponse
+}
+func (AckRequest) Kind() Kind  { return KindAckRequest }
+func (AckResponse) Kind() Kind { return KindAckResponse }
 
 func validTopic(t string) bool { return len(t) > 0 && len(t) <= TopicBytesMax }
 
@@ -158,6 +166,9 @@ func (m ConsumeRequest) appendBody(b []byte) []byte {
 }
 
 func (m ConsumeResponse) appendBody(b []byte) []byte {
+	if m.TopicID != 0 {
+		b = binary.LittleEndian.AppendUint64(b, m.TopicID)
+	}
 	b = binary.LittleEndian.AppendUint64(b, m.ID)
 	b = append(b, byte(m.Status))
 	b = appendString16(b, m.Reason)
@@ -222,6 +233,18 @@ func (r *reader) consumeRequest() ConsumeRequest {
 	m := ConsumeRequest{ID: r.u64(), Topic: r.string16()}
 	m.Partition, m.Max, m.WaitNs = int64(r.u64()), r.u16(), int64(r.u64())
 	m.HasOffset, m.Offset = r.boolean(), r.u64()
+	return m
+}
+
+// consumeResponseTopic reads kind 14: the incarnation (never 0: that is kind 8), then
+// kind 8's body.
+func (r *reader) consumeResponseTopic() ConsumeResponse {
+	id := r.u64()
+	if id == 0 {
+		r.bad = true
+	}
+	m := r.consumeResponse()
+	m.TopicID = id
 	return m
 }
 

@@ -40,6 +40,9 @@ const (
 	KindStatsRequest
 	KindStatsResponse
 	KindHello
+	// KindConsumeResponseTopic is a ConsumeResponse that names the topic incarnation its
+	// records were read from (ConsumeResponse.TopicID); kind 8 is one that does not.
+	KindConsumeResponseTopic
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,

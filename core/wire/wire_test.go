@@ -207,6 +207,7 @@ func FuzzDecode(f *testing.F) {
 		ConsumeResponse{ID: 7, Status: StatusOK, Messages: []Delivered{
 			{Partition: 1, Offset: 3, TimestampMs: 1700000000000, HasKey: true, Key: []byte("k"), Payload: []byte("v"), Handle: "AAAA"},
 			{Partition: 2, Offset: 4, Payload: []byte("w")}}},
+		ConsumeResponse{ID: 7, Status: StatusOK, TopicID: 12, Messages: []Delivered{{Partition: 1, Offset: 3, Payload: []byte("v"), Handle: "AAAA"}}},
 		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
 		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77},
@@ -237,6 +238,9 @@ func genRouted(t *rapid.T) Message {
 		return m
 	case 1:
 		m := ConsumeResponse{ID: id, Status: status, Reason: rapid.StringMatching(`[a-z ]{0,20}`).Draw(t, "reason")}
+		if rapid.Bool().Draw(t, "hasTopicID") {
+			m.TopicID = rapid.Uint64Min(1).Draw(t, "topicID")
+		}
 		for range rapid.IntRange(0, 4).Draw(t, "n") {
 			d := Delivered{Partition: rapid.Uint32().Draw(t, "p"), Offset: rapid.Uint64().Draw(t, "o"), TimestampMs: rapid.Int64().Draw(t, "ts"),
 				Payload: rapid.SliceOfN(rapid.Byte(), 0, 30).Draw(t, "payload"), Handle: rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`).Draw(t, "h")}
@@ -251,5 +255,24 @@ func genRouted(t *rapid.T) Message {
 			Handles: rapid.SliceOfN(rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`), 1, 5).Draw(t, "handles")}
 	default:
 		return AckResponse{ID: id, Status: status, Results: rapid.SliceOfN(rapid.Uint8Range(0, AckBadHandle), 0, 5).Draw(t, "results")}
+	}
+}
+
+// A kind 14 frame always names an incarnation: one naming 0 is refused (it would be kind
+// 8), so every decoded response re-encodes to its own bytes.
+func TestConsumeResponseTopicIDZeroRefused(t *testing.T) {
+	b, err := Encode(nil, ConsumeResponse{ID: 1, Status: StatusOK, TopicID: 5})
+	if err != nil || Kind(b[1]) != KindConsumeResponseTopic {
+		t.Fatalf("encode: kind %d, %v", b[1], err)
+	}
+	for i := 2; i < 10; i++ {
+		b[i] = 0
+	}
+	if _, err := Decode(b); err == nil {
+		t.Fatalf("kind 14 naming incarnation 0 accepted")
+	}
+	old, _ := Encode(nil, ConsumeResponse{ID: 1, Status: StatusOK})
+	if m, err := Decode(old); err != nil || Kind(old[1]) != KindConsumeResponse || m.(ConsumeResponse).TopicID != 0 {
+		t.Fatalf("kind 8: %+v, %v", m, err)
 	}
 }

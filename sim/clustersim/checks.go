@@ -2,9 +2,11 @@ package clustersim
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/narad/narad/invariants"
 )
@@ -37,31 +39,46 @@ func (u *run) checkImages() {
 }
 
 func (u *run) checkDurable(imgs []invariants.BrokerImage) {
+	if u.topicID == 0 && len(u.m.acked) > 0 {
+		return // the main topic's id is not known yet (its create's answer was lost)
+	}
+	inLogs := u.mainTopicIDs(imgs)
 	for _, id := range sortedKeys(u.m.acked) {
-		if u.inPartitionLog(imgs, id) {
+		if inLogs[id] {
 			continue
 		}
 		found := false
 		for _, img := range imgs {
-			if p, ok := img.WALIDs[id]; ok && bytes.Equal(p, u.m.produced[id]) {
+			if p, ok := img.WALIDs[id]; ok && bytes.Equal(p, u.m.sent[id].payload) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			u.violate(fmt.Errorf("invariant 1: message %d answered 202 is in no verified durable copy on any node (no partition log, no WAL at or above its checkpoint)", id))
+			u.violate(fmt.Errorf("invariant 1: message %d answered 202 is in no verified durable copy on any node (no partition log of its topic incarnation %d, no WAL at or above its checkpoint)", id, u.topicID))
 			return
 		}
 	}
 }
 
-func (u *run) inPartitionLog(imgs []invariants.BrokerImage, id uint64) bool {
+// mainTopicIDs are the messages found, byte for byte, in a verified partition log of the
+// main topic's incarnation on some node: a copy in another topic's log credits nothing.
+func (u *run) mainTopicIDs(imgs []invariants.BrokerImage) map[uint64]bool {
+	ids := map[uint64]bool{}
+	prefix := fmt.Sprintf("%016x-", u.topicID)
 	for _, img := range imgs {
-		if img.IDs[id] {
-			return true
+		for _, dir := range slices.Sorted(maps.Keys(img.Parts)) {
+			if !strings.HasPrefix(dir, prefix) {
+				continue
+			}
+			for _, p := range img.Parts[dir] { //narad:unordered (builds a set)
+				if id, ok := invariants.MessageID(p); ok && u.m.sent[id] != nil && bytes.Equal(p, u.m.sent[id].payload) {
+					ids[id] = true
+				}
+			}
 		}
 	}
-	return false
+	return ids
 }
 
 // checkVisibility covers the main topic, whose partitions keep their owners: a delivered
@@ -71,24 +88,32 @@ func (u *run) checkVisibility(imgs []invariants.BrokerImage) {
 	if u.topicID == 0 {
 		return // not known yet (the create's answer was lost)
 	}
-	for _, part := range slices.Sorted(maps.Keys(u.m.seen)) {
-		offs := u.m.seen[part]
-		for _, off := range sortedKeys(offs) {
-			found := false
-			for i, img := range imgs {
-				got, ok := partitionLog(img, u.topicID, part)[off]
-				if ok && !bytes.Equal(got, u.m.produced[offs[off]]) {
-					u.violate(fmt.Errorf("invariant 4: offset %d of partition %d on node %d holds other bytes than the message delivered there", off, part, i+1))
-					return
-				}
-				found = found || ok
-			}
-			if !found {
-				u.violate(fmt.Errorf("invariant 4: offset %d of partition %d was delivered and is gone from every durable log", off, part))
-				return
-			}
+	var recs []recKey
+	for k := range u.m.seen { //narad:sorted
+		if k.topicID == u.topicID {
+			recs = append(recs, k)
 		}
 	}
+	slices.SortFunc(recs, compareRecs)
+	for _, k := range recs {
+		found := false
+		for i, img := range imgs {
+			got, ok := partitionLog(img, u.topicID, k.part)[k.offset]
+			if ok && !bytes.Equal(got, u.m.sent[u.m.seen[k]].payload) {
+				u.violate(fmt.Errorf("invariant 4: offset %d of partition %d on node %d holds other bytes than the message delivered there", k.offset, k.part, i+1))
+				return
+			}
+			found = found || ok
+		}
+		if !found {
+			u.violate(fmt.Errorf("invariant 4: offset %d of partition %d was delivered and is gone from every durable log", k.offset, k.part))
+			return
+		}
+	}
+}
+
+func compareRecs(a, b recKey) int {
+	return cmp.Or(cmp.Compare(a.topicID, b.topicID), cmp.Compare(a.part, b.part), cmp.Compare(a.offset, b.offset))
 }
 
 // partitionLog is the log of the main topic's partition index (topicID, its incarnation)

@@ -1,7 +1,6 @@
 package clustersim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,34 +20,49 @@ const (
 	reqAck
 	reqChurn
 	reqGetTopic
+	reqStats
 )
 
 // request is a client request waiting for its answer.
 type request struct {
-	client int
-	kind   reqKind
-	topic  string
-	ids    []uint64
-	callNs int64
+	client  int
+	kind    reqKind
+	topic   string
+	ids     []uint64
+	callNs  int64
+	mode    node.AckMode
+	acked   []recKey      // the records of an ack's handles, in order
+	leases  []*leaseState // and the leases they named
+	replay  bool
+	partIdx int64
+	offset  uint64
 }
 
 // model is what the clients were told and saw.
 type model struct {
-	nextID    uint64
-	produced  map[uint64][]byte
-	acked     map[uint64]bool
-	refused   map[uint64]bool
-	churn     map[uint64]bool // ids produced to the churn topic
-	delivered map[uint64]int
-	seen      map[uint32]map[uint64]uint64 // partition -> offset -> id delivered there
-	missing   int                          // acked and never delivered
+	nextID        uint64
+	sent          map[uint64]*sent
+	acked         map[uint64]bool // main topic messages answered 202
+	refused       map[uint64]bool
+	delivered     map[uint64]int
+	firstDelivery map[uint64]int64
+	places        map[uint64][]recKey    // the records a message was delivered at
+	seen          map[recKey]uint64      // record -> the message delivered there
+	leases        map[recKey]*leaseState // record -> its latest lease
+	handles       map[string]recKey      // receipt handle -> its record
+	missing       int                    // acked and never delivered
 }
 
 func newModel() model {
-	return model{churn: map[uint64]bool{}, produced: map[uint64][]byte{}, acked: map[uint64]bool{}, refused: map[uint64]bool{}, delivered: map[uint64]int{}, seen: map[uint32]map[uint64]uint64{}}
+	return model{sent: map[uint64]*sent{}, acked: map[uint64]bool{}, refused: map[uint64]bool{},
+		delivered: map[uint64]int{}, firstDelivery: map[uint64]int64{}, places: map[uint64][]recKey{},
+		seen: map[recKey]uint64{}, leases: map[recKey]*leaseState{}, handles: map[string]recKey{}}
 }
 
 func (u *run) isProducer(c int) bool { return c < u.o.Producers }
+
+// statsClient is the client that reads partition statistics (high watermarks).
+func (u *run) statsClient() int { return u.o.Producers + u.o.Consumers }
 
 // upNode draws a node that is up.
 func (u *run) upNode() (int, bool) {
@@ -65,21 +79,27 @@ func (u *run) upNode() (int, bool) {
 }
 
 func (u *run) submit(i, client int, kind reqKind, ids []uint64, f func(n *node.Node, now int64, tok uint64)) {
-	u.submitTo(i, client, kind, topic, ids, f)
+	u.submitReq(i, request{client: client, kind: kind, topic: topic, ids: ids}, f)
 }
 
 // submitTo is submit for a request about topic name.
 func (u *run) submitTo(i, client int, kind reqKind, name string, ids []uint64, f func(n *node.Node, now int64, tok uint64)) {
+	u.submitReq(i, request{client: client, kind: kind, topic: name, ids: ids}, f)
+}
+
+func (u *run) submitReq(i int, req request, f func(n *node.Node, now int64, tok uint64)) {
 	mb := u.members[i]
 	u.tokens++
-	mb.pending[u.tokens] = request{client: client, kind: kind, topic: name, ids: ids, callNs: u.s.Now()}
+	req.callNs = u.s.Now()
+	mb.pending[u.tokens] = req
 	f(mb.n, u.nowOf(mb), u.tokens)
 	u.drain(i)
 }
 
 // clientStep: before the topic exists, any client sets it up (once every node is a
-// member, so that its partitions spread over all); then producers produce and consumers
-// consume, each on a node drawn at random.
+// member, so that its partitions spread over all); then producers produce, consumers
+// consume (any partition, a pinned one, or a replay by offset) and the stats client reads
+// the partitions' high watermarks, each on a node drawn at random.
 func (u *run) clientStep(c int) {
 	i, ok := u.upNode()
 	switch {
@@ -91,13 +111,53 @@ func (u *run) clientStep(c int) {
 		u.submit(i, c, reqMembers, nil, func(n *node.Node, now int64, tok uint64) { n.ListMembers(now, tok) })
 	case u.isProducer(c):
 		u.produce(i, c)
+	case c == u.statsClient():
+		name := u.pickTopic()
+		u.submitTo(i, c, reqStats, name, nil, func(n *node.Node, now int64, tok uint64) { n.GetTopic(now, tok, name) })
 	default:
-		max, wait, name := 1+u.r.Intn(10), int64(u.r.Intn(20_000_000)), u.pickTopic()
-		u.record('C', uint64(c))
-		u.submitTo(i, c, reqConsume, name, nil, func(n *node.Node, now int64, tok uint64) {
-			n.Consume(now, tok, node.ConsumeRequest{Topic: name, Partition: -1, Max: max, WaitNs: wait})
-		})
+		u.consume(i, c)
 	}
+}
+
+// Shares of the clients' choices, in percent.
+const (
+	keyedPercent    = 30 // of messages: keyed
+	pinnedPercent   = 15 // of messages: pinned
+	pinConsPercent  = 15 // of consumes: of one partition
+	replayPercent   = 15 // of consumes: a replay by offset
+	keySpace        = 16 // distinct keys
+	replayBeyondMax = 4  // a replay past the highest offset seen, by up to this much
+)
+
+func (u *run) consume(i, c int) {
+	name := u.pickTopic()
+	req := request{client: c, kind: reqConsume, topic: name, partIdx: -1}
+	cr := node.ConsumeRequest{Topic: name, Partition: -1, Max: 1 + u.r.Intn(10), WaitNs: int64(u.r.Intn(20_000_000))}
+	switch roll := u.r.Intn(100); {
+	case roll < replayPercent && name == topic && u.topicID != 0:
+		p := u.r.Intn(int(u.o.Partitions))
+		req.replay, req.partIdx, req.offset = true, int64(p), u.replayOffset(uint32(p))
+		cr = node.ConsumeRequest{Topic: name, Partition: int64(p), Max: 1, HasOffset: true, Offset: req.offset}
+		u.stats.Replays++
+	case roll < replayPercent+pinConsPercent:
+		req.partIdx = int64(u.r.Intn(int(u.o.Partitions)))
+		cr.Partition = req.partIdx
+		u.stats.PinnedConsumes++
+	}
+	u.record('C', uint64(c))
+	u.submitReq(i, req, func(n *node.Node, now int64, tok uint64) { n.Consume(now, tok, cr) })
+}
+
+// replayOffset draws an offset of partition p to replay: one delivered there before, or
+// one a little past the highest seen (nothing may be there yet).
+func (u *run) replayOffset(p uint32) uint64 {
+	hi := uint64(0)
+	for k := range u.m.seen { //narad:unordered (a maximum)
+		if k.topicID == u.topicID && k.part == p && k.offset+1 > hi {
+			hi = k.offset + 1
+		}
+	}
+	return uint64(u.r.Intn(int(hi) + replayBeyondMax))
 }
 
 func (u *run) produce(i, c int) {
@@ -110,13 +170,22 @@ func (u *run) produce(i, c int) {
 		rest := make([]byte, u.r.Intn(u.o.PayloadMax+1))
 		u.r.Read(rest)
 		p := invariants.MessagePayload(ids[j], rest)
-		u.m.produced[ids[j]] = p
-		u.m.churn[ids[j]] = name == churnTopic
-		msgs[j] = node.ProduceMessage{Partition: -1, Payload: p}
+		s := &sent{topic: name, pin: -1, payload: p, node: i, callNs: u.s.Now()}
+		switch roll := u.r.Intn(100); {
+		case roll < keyedPercent:
+			s.hasKey, s.key = true, fmt.Appendf(nil, "k%d", u.r.Intn(keySpace))
+		case roll < keyedPercent+pinnedPercent:
+			s.pin = int64(u.r.Intn(int(u.o.Partitions)))
+		}
+		u.m.sent[ids[j]] = s
+		msgs[j] = node.ProduceMessage{Partition: s.pin, Key: s.key, HasKey: s.hasKey, Payload: p}
 	}
 	u.stats.Produced += uint64(k)
 	if u.o.SyncPercent > 0 && u.r.Intn(100) < u.o.SyncPercent {
 		u.stats.Synchronous += uint64(k)
+		for _, id := range ids {
+			u.m.sent[id].sync = true
+		}
 		u.record('S', uint64(c), uint64(k))
 		u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.ProduceSync(now, tok, name, msgs) })
 		return
@@ -144,12 +213,18 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqGetTopic:
 		if resp.Err == nil {
 			u.topicID = resp.Topic.ID
+		} else {
+			u.learnTopicID(mb)
 		}
+		return
+	case reqStats:
+		u.onStats(req, resp)
 	case reqProduce:
 		u.onProduced(req, resp)
 	case reqConsume:
 		u.onConsumed(mb, req, resp)
 	case reqAck:
+		u.onAcked(req, resp)
 		return
 	}
 	next := u.think()
@@ -168,16 +243,19 @@ func (u *run) onCreated(mb *member, req request, resp node.Response) {
 		return
 	}
 	u.ready = true
+	u.readyAtNs = u.s.Now()
 	if resp.Err == nil {
 		u.topicID = resp.Topic.ID
 	} else { // created by an earlier attempt: learn its id
-		u.submit(int(mb.id-1), adminClient, reqGetTopic, nil, func(n *node.Node, now int64, tok uint64) { n.GetTopic(now, tok, topic) })
+		u.learnTopicID(mb)
 	}
-	if u.o.OutageNs > 0 { // the outage hits a cluster at work
-		u.s.At(u.s.Now()+u.o.OutageAtNs, event{kind: evOutage})
-	}
-	if u.o.ChurnGapNs[1] > 0 {
-		u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
+	u.startFaults()
+}
+
+// learnTopicID asks a node that is up for the main topic's id.
+func (u *run) learnTopicID(*member) {
+	if i, ok := u.upNode(); ok {
+		u.submit(i, adminClient, reqGetTopic, nil, func(n *node.Node, now int64, tok uint64) { n.GetTopic(now, tok, topic) })
 	}
 }
 
@@ -193,20 +271,26 @@ func (u *run) onMembers(mb *member, req request, resp node.Response) {
 		u.s.At(u.think()+10_000_000, event{kind: evClient, client: req.client})
 		return
 	}
-	parts := u.o.Partitions
 	u.submit(int(mb.id-1), req.client, reqCreate, nil, func(n *node.Node, now int64, tok uint64) {
-		n.CreateTopic(now, tok, node.TopicSpec{Name: topic, Partitions: &parts})
+		n.CreateTopic(now, tok, u.topicSpec(topic))
 	})
 }
 
+// topicSpec is how the simulator creates a topic: its partitions and a visibility
+// timeout short enough that leases expire within the run.
+func (u *run) topicSpec(name string) node.TopicSpec {
+	parts, vis := u.o.Partitions, u.visibilityNs/1_000_000
+	return node.TopicSpec{Name: name, Partitions: &parts, VisibilityTimeoutMs: &vis}
+}
+
 func (u *run) onProduced(req request, resp node.Response) {
-	outcome := invariants.Ambiguous
+	for _, id := range req.ids {
+		u.m.sent[id].endNs = u.s.Now()
+	}
 	switch {
 	case resp.Err == nil && req.topic == churnTopic: // may be discarded: see churn.go
-		outcome = invariants.Accepted
 		u.stats.Acked += uint64(len(req.ids))
 	case resp.Err == nil:
-		outcome = invariants.Accepted
 		for _, id := range req.ids {
 			if !u.m.acked[id] && u.m.delivered[id] == 0 {
 				u.m.missing++
@@ -214,8 +298,8 @@ func (u *run) onProduced(req request, resp node.Response) {
 			u.m.acked[id] = true
 		}
 		u.stats.Acked += uint64(len(req.ids))
+		u.stats.AckedMain += uint64(len(req.ids))
 	case node.Refused(resp.Err):
-		outcome = invariants.Refused
 		for _, id := range req.ids {
 			u.m.refused[id] = true
 		}
@@ -223,49 +307,133 @@ func (u *run) onProduced(req request, resp node.Response) {
 	default:
 		u.stats.Ambiguous += uint64(len(req.ids))
 	}
-	if req.topic == churnTopic {
-		outcome = churnOutcome(outcome)
-	}
-	for _, id := range req.ids {
-		u.hist.Produce(id, req.callNs, u.s.Now(), outcome)
-	}
 }
 
-// onConsumed checks every delivered message (invariant 3) and acks most of them (all
-// while healing).
+// onConsumed checks every delivered message (invariants 3, 4, 8, 9, 10) and acks, nacks,
+// extends or leaves most of them (acks all while healing).
 func (u *run) onConsumed(mb *member, req request, resp node.Response) {
-	var settle []string
+	if req.replay {
+		u.onReplayed(mb, req, resp)
+		return
+	}
+	var settle, nack, extend []string
+	top := map[string]recKey{} // partition -> the highest record this answer read there
+	defer u.readTops(top, req.callNs)
 	for _, msg := range resp.Messages {
-		id, ok := invariants.MessageID(msg.Payload)
-		if !ok || !bytes.Equal(u.m.produced[id], msg.Payload) {
-			u.violate(fmt.Errorf("invariant 3: node %d delivered a message never produced with these bytes (%q…)", mb.id, msg.Payload[:min(len(msg.Payload), 24)]))
+		id, ok := u.checkDelivery(mb.id, msg)
+		if !ok {
 			return
 		}
-		if u.m.refused[id] {
-			u.violate(fmt.Errorf("node %d delivered message %d whose produce was definitely refused", mb.id, id))
+		k := recKey{topicID: msg.TopicID, part: msg.Partition, offset: msg.Offset}
+		if !u.deliveredAt(mb.id, k, id) || !u.noteDelivery(k, id, req.client, req.callNs) {
 			return
 		}
-		if msg.Topic == topic && !u.m.deliveredAt(msg.Partition, msg.Offset, id) {
-			u.violate(fmt.Errorf("invariant 4: node %d delivered message %d at offset %d of partition %d, which delivered another message before", mb.id, id, msg.Offset, msg.Partition))
-			return
+		if t, ok := top[partName(k)]; !ok || k.offset > t.offset {
+			top[partName(k)] = k
 		}
 		if u.m.delivered[id] == 0 && u.m.acked[id] {
 			u.m.missing--
 		}
 		u.m.delivered[id]++
 		u.stats.Delivered++
-		if u.m.delivered[id] > 1 {
-			u.stats.Duplicates++
-		}
-		u.hist.Deliver(id, req.callNs, u.s.Now())
-		if u.healing || u.r.Intn(10) < 8 {
+		u.m.handles[msg.ReceiptHandle] = k
+		switch roll := u.r.Intn(100); {
+		case u.healing || roll < 70:
 			settle = append(settle, msg.ReceiptHandle)
+		case roll < 80:
+			nack = append(nack, msg.ReceiptHandle)
+			u.m.leases[k].nacked = true
+		case roll < 90:
+			extend = append(extend, msg.ReceiptHandle)
 		}
 	}
-	if len(settle) > 0 {
-		u.submitTo(int(mb.id-1), req.client, reqAck, req.topic, nil, func(n *node.Node, now int64, tok uint64) {
-			n.Ack(now, tok, req.topic, settle, node.AckSettle)
-		})
+	u.ack(mb, req, settle, node.AckSettle)
+	u.ack(mb, req, nack, node.AckRelease)
+	u.ack(mb, req, extend, node.AckExtend)
+}
+
+// ack sends handles' ack of one mode to the node that delivered them.
+func (u *run) ack(mb *member, req request, handles []string, mode node.AckMode) {
+	if len(handles) == 0 || !mb.up {
+		return
+	}
+	recs := make([]recKey, len(handles))
+	leases := make([]*leaseState, len(handles))
+	for j, h := range handles {
+		recs[j] = u.m.handles[h]
+		leases[j] = u.m.leases[recs[j]]
+	}
+	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, leases: leases}
+	u.submitReq(int(mb.id-1), a, func(n *node.Node, now int64, tok uint64) { n.Ack(now, tok, req.topic, handles, mode) })
+}
+
+// onAcked checks an ack's answers: a settle or extend of a lease that is surely live
+// must be answered OK (invariant 9), and an OK answer is noted on the lease.
+func (u *run) onAcked(req request, resp node.Response) {
+	for j, k := range req.acked {
+		l := req.leases[j]
+		if l == nil || (resp.Err == nil && j >= len(resp.Results)) {
+			continue
+		}
+		if ok := resp.Err == nil && resp.Results[j] == nil; !ok {
+			if err := u.checkAckGone(k, l, req, resp); err != nil {
+				u.violate(err)
+				return
+			}
+			continue
+		}
+		u.stats.AckChecks++
+		switch req.mode {
+		case node.AckSettle:
+			l.ackCallNs, l.ackDoneNs = req.callNs, u.s.Now()
+		case node.AckExtend:
+			l.renewedNs = req.callNs
+		}
+	}
+}
+
+// checkAckGone: an ack answered "lease gone" (410) for a lease that was surely live when
+// the ack was sent (not expired, not nacked, its owner not crashed since) is wrong.
+func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Response) error {
+	if resp.Err != nil || req.mode == node.AckRelease || l.nacked {
+		return nil // not answered (routed, owner down): says nothing
+	}
+	start := max(l.callNs, l.renewedNs)
+	if req.callNs+u.netSlackNs() >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) {
+		return nil
+	}
+	u.stats.AckChecks++
+	return fmt.Errorf("invariant 9: an ack (mode %d) of record %d/%d@%d sent at %d ns, %d ms into its lease of %d ms, was answered %v", req.mode, k.topicID, k.part, k.offset, req.callNs, (req.callNs-start)/1_000_000, u.visibilityNs/1_000_000, resp.Results)
+}
+
+// netSlackNs: a routed ack reaches the owner at most this long after it was sent.
+func (u *run) netSlackNs() int64 { return 2 * u.o.Net.DelayMaxNs }
+
+// onReplayed checks a replay by offset: a record it returns is held to its produce and
+// to what that offset held before; an empty answer says the offset is not yet there.
+func (u *run) onReplayed(mb *member, req request, resp node.Response) {
+	switch {
+	case resp.Err != nil:
+		return
+	case len(resp.Messages) == 0:
+		if u.topicID != 0 {
+			u.parts.ReadAbsent(partName(recKey{topicID: u.topicID, part: uint32(req.partIdx)}), req.offset, req.callNs, u.s.Now())
+		}
+		return
+	}
+	msg := resp.Messages[0]
+	id, ok := u.checkDelivery(mb.id, msg)
+	if !ok {
+		return
+	}
+	k := recKey{topicID: msg.TopicID, part: msg.Partition, offset: msg.Offset}
+	if msg.Partition != uint32(req.partIdx) || msg.Offset != req.offset || msg.ReceiptHandle != "" {
+		u.violate(fmt.Errorf("invariant 8: a replay of offset %d of partition %d answered offset %d of partition %d (handle %q)", req.offset, req.partIdx, msg.Offset, msg.Partition, msg.ReceiptHandle))
+		return
+	}
+	if u.deliveredAt(mb.id, k, id) {
+		u.stats.ReplayChecks++
+		u.parts.Read(partName(k), k.offset, id, req.callNs, u.s.Now())
 	}
 }
 
@@ -273,30 +441,64 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 func (u *run) loseRequests(mb *member) {
 	for _, tok := range slices.Sorted(maps.Keys(mb.pending)) {
 		req := mb.pending[tok]
-		if req.kind == reqProduce {
+		switch req.kind {
+		case reqProduce:
 			u.stats.Ambiguous += uint64(len(req.ids))
 			for _, id := range req.ids {
-				u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
+				u.m.sent[id].endNs = u.s.Now()
 			}
+		case reqAck:
+			continue
+		case reqChurn:
+			u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
+			continue
+		case reqGetTopic:
+			u.learnTopicID(mb)
+			continue
 		}
-		if req.kind != reqAck {
-			u.s.At(u.think()+u.o.RestartNs[0], event{kind: evClient, client: req.client})
-		}
+		u.s.At(u.think()+u.o.RestartNs[0], event{kind: evClient, client: req.client})
 	}
 	mb.pending = map[uint64]request{}
 }
 
-// deliveredAt notes that offset of a partition delivered id; false if it delivered
-// another message before.
-func (m *model) deliveredAt(part uint32, offset, id uint64) bool {
-	offs := m.seen[part]
-	if offs == nil {
-		offs = map[uint64]uint64{}
-		m.seen[part] = offs
-	}
-	if prev, ok := offs[offset]; ok && prev != id {
+// deliveredAt notes that record k held message id (invariant 4: an offset never
+// delivers another message); false after a violation.
+func (u *run) deliveredAt(from uint64, k recKey, id uint64) bool {
+	if prev, ok := u.m.seen[k]; ok && prev != id {
+		u.violate(fmt.Errorf("invariant 4: node %d delivered message %d at offset %d of partition %d of incarnation %d, which delivered message %d before", from, id, k.offset, k.part, k.topicID, prev))
 		return false
 	}
-	offs[offset] = id
+	u.m.seen[k] = id
 	return true
+}
+
+// partName names a partition in the linearizability history: incarnation and index.
+func partName(k recKey) string { return fmt.Sprintf("%d/%d", k.topicID, k.part) }
+
+// onStats records the high watermarks a GetTopic read (zeros, from owners that did not
+// answer, are ignored by the history).
+func (u *run) onStats(req request, resp node.Response) {
+	if resp.Err != nil || resp.Topic.ID == 0 {
+		return
+	}
+	if req.topic == churnTopic {
+		u.churn.observed(resp.Topic.ID, u.s.Now())
+	}
+	for _, ps := range resp.Stats {
+		if ps.HighWatermark > 0 {
+			u.stats.WatermarkReads++
+		}
+		u.parts.HighWatermark(partName(recKey{topicID: resp.Topic.ID, part: ps.Index}), ps.HighWatermark, req.callNs, u.s.Now())
+	}
+}
+
+// readTops records one read per partition of a consume's answer, of the highest offset
+// it read there: the lower ones, read at the same moment, tell the linearizability model
+// nothing more (a value read twice is held by invariant 4), and each would multiply the
+// orders porcupine tries.
+func (u *run) readTops(top map[string]recKey, callNs int64) {
+	for _, name := range slices.Sorted(maps.Keys(top)) {
+		k := top[name]
+		u.parts.Read(name, k.offset, u.m.seen[k], callNs, u.s.Now())
+	}
 }

@@ -3,6 +3,7 @@ package clustersim
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/core/wire"
 	"github.com/narad/narad/invariants"
 )
@@ -30,10 +31,18 @@ type commitTracker struct {
 	open   map[commitRef]openCommit
 	holds  map[[2]uint64]commitRef // (epoch, message id) -> the open commit holding it
 	nonces map[[2]uint64]uint64    // (epoch, peer) -> the nonce of the peer's last Hello
+	// retried: messages of a commit that closed without an OK answer (timed out, failed,
+	// or its owner restarted): it may have been committed, and is sent again.
+	retried map[uint64]bool
+	// deliveredTo: (sender, request id) -> the receiving process its first copy reached;
+	// redelivered: messages of a commit whose copy reached a later process of its owner.
+	deliveredTo map[[2]uint64]uint64
+	redelivered map[uint64]bool
 }
 
 func newCommitTracker() commitTracker {
-	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}, nonces: map[[2]uint64]uint64{}}
+	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}, nonces: map[[2]uint64]uint64{}, retried: map[uint64]bool{},
+		deliveredTo: map[[2]uint64]uint64{}, redelivered: map[uint64]bool{}}
 }
 
 // sent notes a message node mb sends; a CommitRequest must not carry a message that an
@@ -60,18 +69,22 @@ func (u *run) commitSent(mb *member, to uint64, body []byte) {
 		oc.msgs = append(oc.msgs, id)
 	}
 	u.commits.open[ref] = oc
+	u.stats.CommitChecks++
 }
 
 // commitAnswered notes a CommitResponse delivered to node mb: its commit is closed.
 func (u *run) commitAnswered(mb *member, body []byte) {
 	m, err := wire.Decode(body)
 	if resp, ok := m.(wire.CommitResponse); err == nil && ok {
-		u.closeCommit(commitRef{epoch: mb.epoch, id: resp.ID})
+		u.closeCommit(commitRef{epoch: mb.epoch, id: resp.ID}, resp.Code == wire.CodeOK)
 	}
 }
 
-func (u *run) closeCommit(ref commitRef) {
+func (u *run) closeCommit(ref commitRef, ok bool) {
 	for _, id := range u.commits.open[ref].msgs {
+		if !ok {
+			u.commits.retried[id] = true
+		}
 		if u.commits.holds[[2]uint64{ref.epoch, id}] == ref {
 			delete(u.commits.holds, [2]uint64{ref.epoch, id})
 		}
@@ -83,7 +96,7 @@ func (u *run) closeCommit(ref commitRef) {
 func (u *run) expireCommits() {
 	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
 		if u.nowOf(oc.sender) >= oc.deadline {
-			u.closeCommit(ref)
+			u.closeCommit(ref, false)
 		}
 	}
 }
@@ -100,7 +113,41 @@ func (u *run) commitHello(mb *member, from uint64, body []byte) {
 	u.commits.nonces[key] = h.Nonce
 	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
 		if ref.epoch == mb.epoch && oc.to == from {
-			u.closeCommit(ref)
+			u.closeCommit(ref, false)
+		}
+	}
+}
+
+// onCommitFailed notes the records of a dispatcher commit that failed or timed out (local
+// or remote): they are sent again, and the failed commit may have stored them all the same.
+func (u *run) onCommitFailed(recs []wal.Record) {
+	for _, r := range recs {
+		if id, ok := invariants.MessageID(r.Payload); ok {
+			u.commits.retried[id] = true
+		}
+	}
+}
+
+// commitDelivered notes a CommitRequest the network delivers to node mb: one delivered
+// again (a duplicate, or a stale copy) to a later process of its owner, which cannot know
+// it served the first, may be committed twice. Its messages then have a cause on record.
+func (u *run) commitDelivered(mb *member, from uint64, body []byte) {
+	m, err := wire.Decode(body)
+	req, ok := m.(wire.CommitRequest)
+	if err != nil || !ok {
+		return
+	}
+	k := [2]uint64{from, req.ID}
+	first, seen := u.commits.deliveredTo[k]
+	if !seen {
+		u.commits.deliveredTo[k] = mb.epoch
+		return
+	}
+	if first != mb.epoch {
+		for _, r := range req.Records {
+			if id, ok := invariants.MessageID(r.Payload); ok {
+				u.commits.redelivered[id] = true
+			}
 		}
 	}
 }
@@ -110,7 +157,7 @@ func (u *run) commitHello(mb *member, from uint64, body []byte) {
 func (u *run) commitSendFailed(mb *member, body []byte) {
 	m, err := wire.Decode(body)
 	if req, ok := m.(wire.CommitRequest); err == nil && ok {
-		u.closeCommit(commitRef{epoch: mb.epoch, id: req.ID})
+		u.closeCommit(commitRef{epoch: mb.epoch, id: req.ID}, false)
 	}
 }
 
@@ -119,7 +166,7 @@ func (u *run) commitSendFailed(mb *member, body []byte) {
 func (u *run) commitPeerReset(mb *member, peer uint64) {
 	for ref, oc := range u.commits.open { //narad:unordered (closing is order-free)
 		if ref.epoch == mb.epoch && oc.to == peer {
-			u.closeCommit(ref)
+			u.closeCommit(ref, false)
 		}
 	}
 }

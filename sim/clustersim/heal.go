@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/narad/narad/invariants"
 )
 
 // HealLivenessNs is invariant 11's bound: after the heal begins (faults off, every node
@@ -150,22 +148,4 @@ func (u *run) undelivered(max int) []uint64 {
 		}
 	}
 	return out
-}
-
-// checkLinearizable closes the history (unanswered produces are ambiguous; every message
-// gets its final read) and runs porcupine over it.
-func (u *run) checkLinearizable() {
-	for _, mb := range u.members {
-		for _, tok := range slices.Sorted(maps.Keys(mb.pending)) {
-			if req := mb.pending[tok]; req.kind == reqProduce {
-				for _, id := range req.ids {
-					u.hist.Produce(id, req.callNs, u.s.Now(), invariants.Ambiguous)
-				}
-			}
-		}
-	}
-	delivered := func(id uint64) bool { return u.m.delivered[id] > 0 }
-	if err := u.hist.Close(u.s.Now()+1, u.m.nextID, delivered); err != nil {
-		u.violate(fmt.Errorf("linearizability (porcupine): %w", err))
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/internal/raftrand"
 	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
@@ -29,6 +30,7 @@ const (
 	evChurn
 	evSendFailed // a send of node's failed at the sender: msg is what it sent
 	evPeerReset  // node's connection to peer ended
+	evStep
 )
 
 type event struct {
@@ -56,16 +58,27 @@ type member struct {
 // Stats summarise a run.
 type Stats struct {
 	Produced, Acked, Refused, Ambiguous uint64
+	AckedMain                           uint64 // answered 202 for the main topic
 	Synchronous                         uint64 // produced through ProduceSync
 	Delivered, Duplicates               uint64
+	DupCauses                           map[string]uint64 // duplicates by cause (leases.go)
 	Crashes, Failures, Leaders          uint64
-	Rerouted, Discarded                 uint64 // summed over node processes
+	Outages, Splits, ClockSteps         uint64
+	SkewedNodes                         uint64
+	Rerouted, Discarded, Walks          uint64 // summed over node processes
 	Checks                              uint64 // durable image checks
 	ChurnOps                            uint64 // deletes and creates of the churn topic
 	CutChanges                          uint64
-	HealNs                              int64
-	FaultNs                             int64 // simulated time the fault phase ran
-	Net                                 simnet.Stats
+	Replays, PinnedConsumes             uint64
+	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
+	// their record's previous lease (9 and 10), ack answers checked (9), replays checked,
+	// high watermarks read, remote commits checked, and linearizability operations.
+	PlaceChecks, LeaseChecks, AckChecks, ReplayChecks, WatermarkReads, CommitChecks uint64
+	LinOps                                                                          uint64
+	HealNs                                                                          int64
+	FaultNs                                                                         int64 // simulated time the fault phase ran
+	Net                                                                             simnet.Stats
+	Disk                                                                            sim.DiskStats // summed over the nodes
 }
 
 // Result is the outcome of one run.
@@ -86,20 +99,30 @@ type run struct {
 	err     error
 	stats   Stats
 
-	epochs      uint64
-	meta        *invariants.MetaHistory // leaders by term, states by applied index (invariant 6)
-	ready       bool                    // the topic exists, with owners over every member
-	healing     bool
-	outageUntil int64 // the long outage's end
-	instant     int64 // the simulated time of the last event, and how many events ran at it
-	atInstant   int
-	tokens      uint64
-	m           model
-	hist        *invariants.History
-	commits     commitTracker
-	churnLive   bool   // the churn topic exists, as the last answer said
-	topicID     uint64 // the main topic's id, once known
+	epochs       uint64
+	meta         *invariants.MetaHistory // leaders by term, states by applied index (invariant 6)
+	ready        bool                    // the topic exists, with owners over every member
+	healing      bool
+	outageUntil  int64 // the long outage's end
+	instant      int64 // the simulated time of the last event, and how many events ran at it
+	atInstant    int
+	tokens       uint64
+	m            model
+	parts        *invariants.PartitionHistory
+	commits      commitTracker
+	churnLive    bool // the churn topic exists, as the last answer said
+	churn        incarnations
+	topicID      uint64 // the main topic's id, once known
+	readyAtNs    int64
+	moves        map[moveKey][]move // recorded reroutes and walks
+	crashes      [][]int64          // per member: when its process died, ascending
+	owners       map[moveKey]uint64 // (incarnation, partition) -> owner, once learnt
+	steps        []clockStep        // every clock step, in time order
+	visibilityNs int64              // the topics' visibility timeout
 }
+
+// ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
+const ackFlushIntervalNs = 5_000_000
 
 const topic = "t"
 
@@ -112,22 +135,21 @@ func Run(o Options) (res Result) {
 
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
-		meta: invariants.NewMetaHistory(), m: newModel(), hist: invariants.NewHistory(), commits: newCommitTracker()}
+		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
+		churn: newIncarnations(), moves: map[moveKey][]move{}, owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
+		if u.members[i].clock != (clock{}) {
+			u.stats.SkewedNodes++
+		}
 	}
+	u.crashes = make([][]int64, len(u.members))
 	for i := range u.members {
 		u.start(i)
 	}
-	for c := range o.Producers + o.Consumers {
+	for c := range o.Producers + o.Consumers + 1 { // and the stats client
 		u.s.At(u.think(), event{kind: evClient, client: c})
-	}
-	if o.CrashGapNs[1] > 0 {
-		u.s.At(u.after(o.CrashGapNs), event{kind: evCrash, node: -1})
-	}
-	if o.CutGapNs[1] > 0 {
-		u.s.At(u.after(o.CutGapNs), event{kind: evCut})
 	}
 	for step := 0; step < o.Steps && u.err == nil; step++ {
 		e, ok := u.s.Next()
@@ -143,12 +165,14 @@ func runWith(o Options, r *rng.Rand) Result {
 	if u.err == nil {
 		u.heal()
 	}
+	u.checkNotVacuous()
 	for _, mb := range u.members {
 		if mb.up {
 			u.countDispatch(mb)
 		}
 	}
 	u.stats.Net = u.net.Stats()
+	u.sumDiskStats()
 	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
 }
 
@@ -211,6 +235,7 @@ func (u *run) handle(e event) {
 		u.clientStep(e.client)
 	case evOutage:
 		if !u.healing {
+			u.stats.Outages++
 			i := u.r.Intn(len(u.members))
 			u.crashFor(i, u.o.OutageNs)
 			u.outageUntil = u.s.Now() + u.o.OutageNs
@@ -218,6 +243,8 @@ func (u *run) handle(e event) {
 		}
 	case evChurn:
 		u.churnStep()
+	case evStep:
+		u.clockStep()
 	case evCut:
 		if !u.healing && u.s.Now() >= u.outageUntil {
 			u.changeCuts()
@@ -236,9 +263,12 @@ func (u *run) start(i int) {
 	mb.n = node.New(node.Config{NodeID: fmt.Sprintf("n%d", mb.id), Addr: fmt.Sprintf("n%d:7942", mb.id),
 		Meta: meta.Config{ID: mb.id, Voters: u.ids[:u.o.Nodes], DeadAfterNs: u.o.DeadAfterNs,
 			OnApply: func(index, term uint64) { u.onApply(mb, index, term) }},
-		Dispatch:            dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs},
+		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
+			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onMove(k.Incarnation, k.Partition, to, false) },
+			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
+		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
-		AckFlushIntervalNs:  5_000_000}, u.r.Fork())
+		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
 	u.record('o', uint64(i), mb.epoch)
 	for _, id := range u.ids { // a new process: new connections
 		if id != mb.id {
@@ -296,6 +326,7 @@ func (u *run) crashFor(i int, downNs int64) {
 		return
 	}
 	u.stats.Crashes++
+	u.crashes[i] = append(u.crashes[i], u.s.Now())
 	u.record('c', uint64(i), mb.epoch)
 	u.countDispatch(mb)
 	mb.up = false
@@ -364,6 +395,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	u.record('m', d.From, d.To, uint64(len(d.Msg)))
 	u.commitAnswered(u.members[i], d.Msg)
+	u.commitDelivered(u.members[i], d.From, d.Msg)
 	u.commitHello(u.members[i], d.From, d.Msg)
 	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
@@ -396,11 +428,75 @@ func (u *run) checkLeader(mb *member) {
 }
 
 // changeCuts draws the next network shape: healed, a node isolated, a pair cut both
-// ways, or a one-way cut.
+// ways, a one-way cut, or (five nodes or more) a 2|3 split.
 func (u *run) changeCuts() {
 	u.stats.CutChanges++
-	_, a, b := u.net.Reshape(u.r, u.ids)
+	shape, a, b := u.net.Reshape(u.r, u.ids)
+	if shape == simnet.ShapeSplit {
+		u.stats.Splits++
+	}
 	u.record('x', a, b)
+}
+
+// startFaults starts the faults that need a cluster at work, once the main topic
+// exists: crashes, cuts, the long outage, the churn and clock steps. (Before it, a crash
+// or a cut could keep a member from being listed alive, and the topic from being made.)
+func (u *run) startFaults() {
+	if u.o.CrashGapNs[1] > 0 {
+		u.s.At(u.after(u.o.CrashGapNs), event{kind: evCrash, node: -1})
+	}
+	if u.o.CutGapNs[1] > 0 {
+		u.s.At(u.after(u.o.CutGapNs), event{kind: evCut})
+	}
+	if u.o.OutageNs > 0 {
+		u.s.At(u.s.Now()+u.o.OutageAtNs, event{kind: evOutage})
+	}
+	if u.o.ChurnGapNs[1] > 0 {
+		u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
+	}
+	if u.o.StepGapNs[1] > 0 {
+		u.s.At(u.after(u.o.StepGapNs), event{kind: evStep})
+	}
+}
+
+// sumDiskStats adds up the nodes' disk counters.
+func (u *run) sumDiskStats() {
+	var t sim.DiskStats
+	for _, mb := range u.members {
+		d := mb.d.Stats()
+		t.SyncsFailed += d.SyncsFailed
+		t.WritesCorrupted += d.WritesCorrupted
+		t.WritesLost += d.WritesLost
+		t.ReadErrors += d.ReadErrors
+		t.ReadsCorrupted += d.ReadsCorrupted
+		t.NoSpaceFull += d.NoSpaceFull
+		t.NoSpaceInjected += d.NoSpaceInjected
+		t.PagesTorn += d.PagesTorn
+		t.PagesDropped += d.PagesDropped
+		t.SectorsGarbage += d.SectorsGarbage
+		t.DirOpsLost += d.DirOpsLost
+		t.Crashes += d.Crashes
+	}
+	u.stats.Disk = t
+}
+
+// owner is the member owning a partition of an incarnation, asked of a node that is up
+// (owners never change once a topic is made).
+func (u *run) owner(topicID uint64, part uint32) (uint64, bool) {
+	k := moveKey{topicID, part}
+	if o, ok := u.owners[k]; ok {
+		return o, true
+	}
+	for _, mb := range u.members {
+		if !mb.up {
+			continue
+		}
+		if o, ok := mb.n.PartitionOwner(topicID, part); ok {
+			u.owners[k] = o
+			return o, true
+		}
+	}
+	return 0, false
 }
 
 // countDispatch adds a node process's dispatcher counters to the run's (at its end).
