@@ -213,8 +213,8 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqGetTopic:
 		if resp.Err == nil {
 			u.topicID = resp.Topic.ID
-		} else {
-			u.learnTopicID(mb)
+		} else { // not from inside this answer: a synchronous refusal would recurse
+			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})
 		}
 		return
 	case reqStats:
@@ -453,7 +453,7 @@ func (u *run) loseRequests(mb *member) {
 			u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
 			continue
 		case reqGetTopic:
-			u.learnTopicID(mb)
+			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})
 			continue
 		}
 		u.s.At(u.think()+u.o.RestartNs[0], event{kind: evClient, client: req.client})

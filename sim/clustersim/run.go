@@ -31,6 +31,7 @@ const (
 	evSendFailed // a send of node's failed at the sender: msg is what it sent
 	evPeerReset  // node's connection to peer ended
 	evStep
+	evLearnTopic // ask again for the main topic's id
 )
 
 type event struct {
@@ -241,6 +242,8 @@ func (u *run) handle(e event) {
 			u.outageUntil = u.s.Now() + u.o.OutageNs
 			u.net.Heal() // and no cuts meanwhile: the others keep a working quorum
 		}
+	case evLearnTopic:
+		u.learnTopicID(nil)
 	case evChurn:
 		u.churnStep()
 	case evStep:
