@@ -29,7 +29,7 @@
 //     crash: the damaged ack frame fails its CRC); a settle or extend of a surely live
 //     lease is answered OK; a message at a second record needs a failed or timed-out
 //     commit holding it, a copy of its commit delivered to a restarted owner, or a crash
-//     of its accepting node (redispatchExplains). Duplicates are counted by cause;
+//     of its accepting node within dispatch.RedispatchBoundNs (invariants.RedispatchExplains). Duplicates are counted by cause;
 //   - invariants 1 and 5 on the durable images (every 500 events, at each crash and at
 //     the end): every message answered 202 is in a CRC-valid partition log of its own
 //     topic incarnation on some node, or in some node's WAL at or above its durable

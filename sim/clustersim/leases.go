@@ -3,6 +3,9 @@ package clustersim
 import (
 	"fmt"
 	"slices"
+
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/invariants"
 )
 
 // Leases and duplicates (invariants 9 and 10). Every leased delivery of a record is
@@ -47,21 +50,6 @@ const (
 	causeAmbig      = "ambiguous-produce"
 	causeNoReason   = ""
 )
-
-// redispatchBoundNs bounds how long after a message's first delivery a crash of the node
-// that accepted it may still make its dispatcher send it again. The README's 250 ms (the
-// checkpoint made durable at most that long after it moves) does not hold today: a record
-// stuck at a dead partition holds the checkpoint, and a crash re-dispatches everything
-// after it (issue 11; seeds 2, 7, 24 and 41 show gaps of 2 to 9 s). Until the re-dispatch
-// fix states the true bound (invariants.RedispatchExplains, which will replace this), the
-// bound is the whole run: a copy needs a crash of its accepting node after its produce.
-const redispatchBoundNs = HealBoundNs + 60_000_000_000
-
-// redispatchExplains: a second copy of a message first delivered at firstDeliveryNs is
-// explained by a crash of its accepting node at crashNs.
-func redispatchExplains(firstDeliveryNs, crashNs int64) bool {
-	return firstDeliveryNs >= crashNs-redispatchBoundNs
-}
 
 // clockSlackNs is how far a node's clock may have run ahead of simulated time over
 // spanNs (drift), plus every step its clocks made meanwhile, plus a margin.
@@ -136,8 +124,12 @@ func (u *run) copyCause(id uint64) string {
 	}
 	s := u.m.sent[id]
 	first := u.m.firstDelivery[id]
+	// The re-dispatch bound (invariants.RedispatchExplains): the checkpoint flush interval
+	// plus the longest a commit's answer may take, the commit timeout, since a remote
+	// owner's answer can be lost.
+	bound := dispatch.RedispatchBoundNs(0, u.o.CommitTimeoutNs)
 	for _, c := range u.crashes[s.node] {
-		if c >= s.callNs && redispatchExplains(first, c) {
+		if c >= s.callNs && invariants.RedispatchExplains(first, u.s.Now(), []int64{c}, bound) {
 			if s.endNs == c {
 				return causeAmbig // lost with its answer: the crash replayed its WAL
 			}

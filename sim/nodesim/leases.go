@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/invariants"
 )
 
 // The lease model (DESIGN.md invariants 9 and 10). The node's clock is the simulated
@@ -46,33 +47,23 @@ const (
 
 var dupNames = [dupCauses]string{"expiry", "nack", "crash", "ack_window", "ack_damage", "redispatch"}
 
-// RedispatchBoundNs bounds how long after a record's partition commit a crash can still
-// make the dispatcher commit it again. The README promises about 250 ms (the WAL
-// checkpoint is made durable at most 250 ms after it moves), but the checkpoint is the
-// first record not done: while a partition backs off after a failed commit
-// (dispatch.DefaultFailureBackoffNs, 1 s) it stays behind that partition's records, and
-// everything committed meanwhile is committed again after a crash (node seeds 4, 23,
-// 59, 71, ... of narad-sim: the head record's bucket waited out the 1 s backoff). So the
-// bound checked here is today's true one: the backoff, then the 250 ms, plus a margin
-// for the checkpoint's write and sync and the retried commit.
-const RedispatchBoundNs = dispatch.DefaultFailureBackoffNs + 250_000_000 + 50_000_000
-
-// redispatchExplains: a record first delivered at firstDeliveryNs can have a second copy
-// from the recovery after a crash at crashNs only if that crash came within the
-// re-dispatch bound of its commit, which precedes its first delivery.
-func redispatchExplains(firstDeliveryNs, crashNs int64) bool {
-	return firstDeliveryNs >= crashNs-RedispatchBoundNs
-}
+// RedispatchBoundNs bounds how long before a crash a record's first commit may have been
+// for the restart to commit it a second time (invariants.RedispatchExplains): the WAL's
+// checkpoint flush interval (the skip-set of committed records is written with the
+// checkpoint) plus a margin for commits in flight at the crash; a single node's commits
+// are local, so their answers are never lost (dispatch.RedispatchBoundNs).
+var RedispatchBoundNs = dispatch.RedispatchBoundNs(0, 0)
 
 // redispatchAfterCrash: some crash after message id was produced, and before now,
 // explains a second copy.
 func (u *run) redispatchAfterCrash(id uint64, firstNs int64) bool {
+	var after []int64
 	for _, c := range u.crashes {
-		if c > u.m.sent[id].callNs && redispatchExplains(firstNs, c) {
-			return true
+		if c > u.m.sent[id].callNs {
+			after = append(after, c)
 		}
 	}
-	return false
+	return invariants.RedispatchExplains(firstNs, u.s.Now(), after, RedispatchBoundNs)
 }
 
 // ackPersistOpsMax is how many disk ops an ack can wait for after its flush time: the
