@@ -81,7 +81,7 @@ func (u *run) propose(i int, name string) {
 	rep.pending[u.tokens] = name
 	u.stats.Proposed++
 	u.record('P', uint64(i), u.tokens)
-	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.CreateTopic, Name: name})
+	rep.s.Propose(u.nowOf(rep), u.tokens, meta.Command{Kind: meta.CreateTopic, Name: name})
 	u.drain(i)
 }
 
@@ -94,7 +94,7 @@ func (u *run) proposeJoin(i int, id uint64) {
 	rep.pending[u.tokens] = joinName(id)
 	u.stats.Proposed++
 	u.record('J', uint64(i), u.tokens, id)
-	rep.s.Propose(u.s.Now(), u.tokens, meta.Command{Kind: meta.JoinMember, Member: id, Addr: addrOf(id), Alive: true})
+	rep.s.Propose(u.nowOf(rep), u.tokens, meta.Command{Kind: meta.JoinMember, Member: id, Addr: addrOf(id), Alive: true})
 	u.drain(i)
 }
 

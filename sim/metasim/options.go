@@ -21,8 +21,11 @@ type Options struct {
 	CutGapNs      [2]int64 // time between network partition changes; 0: none
 	SnapshotEvery uint64
 	DeadAfterNs   int64 // the controller's silence bound
-	Disk          sim.DiskConfig
-	Net           simnet.Config
+	// SkewNs, DriftPPM: each replica's clock is off by up to SkewNs and runs fast or slow
+	// by up to DriftPPM (0: every clock is the simulated time; package simclock).
+	SkewNs, DriftPPM int64
+	Disk             sim.DiskConfig
+	Net              simnet.Config
 }
 
 // HealBoundNs bounds, in simulated time, how long the healed cluster may take to commit a
@@ -66,15 +69,22 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.8) {
 		o.CutGapNs = [2]int64{ms(50, 500), ms(500, 3000)}
 	}
+	// Drawn after the rest, so that the draws above stay what they were.
+	if r.Chance(0.5) {
+		o.SkewNs, o.DriftPPM = ms(1, 10_000), int64(r.Range(0, 2000))
+	}
+	o.Disk.EIOProb = sim.DrawEIO(r, 0, 0, 0.0005, 0.002)
+	o.Disk.MisdirectProb = pick(0, 0, 0.001, 0.005)
+	o.Disk.ProcessProb = pick(0, 0.3, 0.7)
 	return o
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d dead_after_ns=%d\n"+
-		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f\n"+
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d dead_after_ns=%d skew_ns=%d drift_ppm=%d\n"+
+		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery, o.DeadAfterNs,
-		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb,
+		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery, o.DeadAfterNs, o.SkewNs, o.DriftPPM,
+		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

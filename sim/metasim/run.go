@@ -13,6 +13,7 @@ import (
 	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
+	"github.com/narad/narad/sim/simclock"
 	"github.com/narad/narad/sim/simnet"
 )
 
@@ -44,7 +45,8 @@ type replica struct {
 	s       *meta.Store
 	epoch   uint64
 	up      bool
-	tickAt  int64
+	tickAt  int64             // simulated time of the next tick
+	clock   simclock.Clock    // the machine's clock: the store sees only its readings
 	pending map[uint64]string // proposal token -> topic name, or "" for a join of this replica
 }
 
@@ -110,7 +112,8 @@ func runWith(o Options, r *rng.Rand) Result {
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
 		u.joins = append(u.joins, uint64(i+1))
-		u.reps = append(u.reps, &replica{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk)})
+		u.reps = append(u.reps, &replica{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk),
+			clock: simclock.Draw(o.Seed, i, o.SkewNs, o.DriftPPM)})
 	}
 	for i := range u.reps {
 		u.start(i)
@@ -145,6 +148,9 @@ func runWith(o Options, r *rng.Rand) Result {
 	return Result{Trace: u.trace.Sum(), Violation: u.err, Stats: u.stats}
 }
 
+// nowOf is replica rep's clock now.
+func (u *run) nowOf(rep *replica) int64 { return rep.clock.Local(u.s.Now()) }
+
 func (u *run) after(gap [2]int64) int64 { return u.s.Now() + sched.Between(u.r, gap[0], gap[1]) }
 
 func (u *run) record(kind byte, vals ...uint64) { u.trace.Record(u.s.Now(), kind, vals...) }
@@ -162,7 +168,7 @@ func (u *run) handle(e event) {
 		if e.epoch == rep.epoch && rep.up {
 			res := disk.Apply(rep.d, e.op)
 			u.record('d', uint64(e.node), e.op.ID, uint64(e.op.Kind), uint64(len(res.Data)), boolBit(res.Err != nil))
-			rep.s.DiskDone(u.s.Now(), res)
+			rep.s.DiskDone(u.nowOf(rep), res)
 			u.drain(e.node)
 		}
 	case evTick:
@@ -170,7 +176,7 @@ func (u *run) handle(e event) {
 		if e.epoch == rep.epoch && rep.up && u.s.Now() == rep.tickAt {
 			u.record('t', uint64(e.node))
 			rep.tickAt = 0
-			rep.s.Tick(u.s.Now())
+			rep.s.Tick(u.nowOf(rep))
 			u.heartbeat(rep)
 			u.drain(e.node)
 		}
@@ -212,7 +218,7 @@ func (u *run) start(i int) {
 	rep.s = meta.New(meta.Config{ID: rep.id, Voters: u.ids, SnapshotEveryEntries: u.o.SnapshotEvery, DeadAfterNs: u.o.DeadAfterNs,
 		OnApply: func(index, term uint64) { u.onApply(i, index, term) }})
 	u.record('o', uint64(i), rep.epoch)
-	rep.s.Open(u.s.Now())
+	rep.s.Open(u.nowOf(rep))
 	u.drain(i)
 }
 
@@ -229,7 +235,7 @@ func (u *run) crash(i int) {
 	u.epochs++
 	rep.epoch = u.epochs
 	u.requeue(rep)
-	rep.d.Crash()
+	rep.d.Kill() // a process crash (page cache kept) or a machine crash
 	u.s.At(u.after(u.o.RestartNs), event{kind: evRestart, node: i})
 }
 
@@ -268,8 +274,8 @@ func (u *run) drain(i int) {
 		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: rep.epoch})
 	}
 	u.checkLeader(rep)
-	if at, ok := rep.s.NextDeadline(); ok && at != rep.tickAt {
-		rep.tickAt = max(at, u.s.Now())
+	if at, ok := rep.s.NextDeadline(); ok && max(rep.clock.Sim(at), u.s.Now()) != rep.tickAt {
+		rep.tickAt = max(rep.clock.Sim(at), u.s.Now())
 		u.s.At(rep.tickAt, event{kind: evTick, node: i, epoch: rep.epoch})
 	}
 }
@@ -285,7 +291,7 @@ const (
 func (u *run) heartbeat(rep *replica) {
 	switch l := rep.s.LeaderID(); {
 	case l == rep.id:
-		rep.s.Heartbeat(u.s.Now(), rep.id, addrOf(rep.id))
+		rep.s.Heartbeat(u.nowOf(rep), rep.id, addrOf(rep.id))
 	case l != 0:
 		for _, d := range u.net.Send(u.s.Now(), rep.id, l, []byte{msgHeartbeat}) {
 			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
@@ -320,7 +326,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	}
 	if d.Msg[0] == msgHeartbeat {
 		u.record('b', d.From, d.To)
-		u.reps[i].s.Heartbeat(u.s.Now(), d.From, addrOf(d.From))
+		u.reps[i].s.Heartbeat(u.nowOf(u.reps[i]), d.From, addrOf(d.From))
 		return
 	}
 	m := &raftpb.Message{}
@@ -329,7 +335,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 		return
 	}
 	u.record('m', d.From, d.To, uint64(m.GetType()), boolBit(d.Stale))
-	u.reps[i].s.Step(u.s.Now(), m)
+	u.reps[i].s.Step(u.nowOf(u.reps[i]), m)
 	u.drain(i)
 }
 
