@@ -16,7 +16,7 @@ import (
 // verifies.
 func (l *Log) verifyTail() {
 	last := l.active()
-	if len(last.batches) == 0 {
+	if len(last.batches) == 0 || mutTrustTail { // the mutation accepts the tail unverified
 		l.completeRecovery()
 		return
 	}
