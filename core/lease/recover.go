@@ -222,8 +222,8 @@ func (rc *recovery) apply(floor uint64, offsets []uint64) {
 
 func (rc *recovery) note(s string) { rc.notes = append(rc.notes, s) }
 
-// finishRecovery cuts a torn tail, removes a leftover snapshot temp file and creates a
-// missing log, then syncs the directory if an entry changed.
+// finishRecovery cuts a torn tail (and syncs it), removes a leftover snapshot temp file,
+// creates a missing log or syncs the one read, then syncs the directory.
 func (m *Manager) finishRecovery() {
 	rc := m.rec
 	rc.phase, rc.buf = phaseFinish, nil
@@ -240,9 +240,17 @@ func (m *Manager) finishRecovery() {
 	if !rc.hasLog {
 		m.issue(purposeRecover, disk.Op{Kind: disk.KindCreate, Name: m.path(LogFile)})
 		rc.pending++
-		rc.dirSync = true
 		m.logSize = 0
+	} else if rc.truncAt < 0 {
+		// Row R1: after a process crash the files read are the page cache, which may hold
+		// a flush whose fdatasync never ran: make what recovery decided by durable.
+		m.issue(purposeRecover, disk.Op{Kind: disk.KindSync, Name: m.path(LogFile)})
+		rc.pending++
 	}
+	// Row R1: the entries listed may be the page cache's too (a create or rename whose
+	// directory sync never ran, cluster seed 69): sync the directory every time, or a
+	// later machine crash can drop acks.log with every ack flushed into it since.
+	rc.dirSync = true
 	m.maybeCompleteRecovery()
 }
 
