@@ -126,7 +126,7 @@ func (m *Manager) onRecoveryRead(res disk.Result) {
 // decideSnapshot applies rows S2 and S3 to the bytes of acks.snap.
 func (m *Manager) decideSnapshot() {
 	rc := m.rec
-	v, err := decodeSnapshot(rc.buf)
+	v, err := decodeSnapshot(rc.buf, m.cfg.Dir)
 	if err != nil && rc.damageReads < m.cfg.ReadRetriesMax {
 		rc.damageReads++ // reads may be corrupted in passing: read it again before deciding
 		m.readFrom(0)
@@ -169,7 +169,7 @@ func (m *Manager) scanLog() {
 	b := rc.buf
 	p := rc.scanPos
 	for p < len(b) {
-		floor, offsets, n, err := DecodeAckFrame(b[p:])
+		floor, offsets, n, err := DecodeAckFrameFor(b[p:], m.cfg.Dir)
 		if err == nil {
 			rc.apply(floor, offsets) // row L2
 			p += n
@@ -179,7 +179,7 @@ func (m *Manager) scanLog() {
 			rc.damageOff, rc.damageReads, rc.resyncAt = p, 0, -1
 			rc.note(fmt.Sprintf("L3 acks.log@%d fails its check (%v): read it again", p, err))
 		}
-		q := findResync(b, p+1)
+		q := findResync(b, p+1, m.cfg.Dir)
 		if q >= 0 && (rc.resyncAt < 0 || q < rc.resyncAt) {
 			rc.resyncAt = q // a frame that was valid in one read is a frame boundary
 		}

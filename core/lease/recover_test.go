@@ -263,3 +263,23 @@ func TestRecoveryR1SyncsEntriesAProcessCrashLeft(t *testing.T) {
 		}
 	}
 }
+
+// A misdirected write can land another partition's frame in this acks.log whole, with
+// a valid CRC (node seed 44 of narad-sim: a foreign floor marked records acked that no
+// client acked, and they were never delivered again). Frames are tagged with their
+// partition, so the foreign one is damage (row L4), and this partition's own frames,
+// tagged or written before tags, still count.
+func TestRecoveryForeignFrameIsDamage(t *testing.T) {
+	d := newDisk()
+	b := lease.AppendAckFrameFor(nil, testDir, 0, []uint64{1})
+	b = lease.AppendAckFrameFor(b, "acks/0000000000000099-0", 100, nil)
+	b = lease.AppendAckFrame(b, 0, []uint64{2}) // format 1: before tags
+	writeFile(t, d, logPath, b)
+	h := recoverFrom(t, d, 6)
+	if r := h.recovered; !hasDecision(r, "L4") || r.AckFloor != 0 || r.Acked != 2 {
+		t.Fatalf("recovered %+v", r)
+	}
+	if got := offsets(h.lease(10)); got != "0,3,4,5" {
+		t.Fatalf("leases %s", got)
+	}
+}
