@@ -120,6 +120,7 @@ type Disk struct {
 	stats  DiskStats
 	filled bool // the device filled up (FillProb) when fullAt bytes were used: no growth fits until space is freed
 	fullAt int64
+	damage map[string]uint64 // directory -> silent damage events to its files' device bytes (disk_damage.go)
 }
 
 // DiskConfig sets the fault model of a Disk. Probabilities are per operation (or per page
@@ -329,6 +330,7 @@ func (d *Disk) WriteAt(name string, off int64, data []byte) error {
 	stored := d.corruptWrite(ino, o, data)
 	ino.forgetMeant(o, o+len(data))
 	if !bytes.Equal(stored, data) {
+		d.noteDamage(name)
 		ino.meant = append(ino.meant, meantWrite{off: o, data: slices.Clone(data), stored: stored})
 	}
 	ino.write(o, data)
@@ -450,11 +452,16 @@ func (d *Disk) Sync(name string) error {
 		d.stats.SyncsFailed++
 		img, fc := ino.image(d.fr, true, 0.5, 0, 0)
 		d.stats.SyncPagesLost += uint64(fc.dropped)
+		if fc.dropped > 0 {
+			d.noteDamage(name)
+		}
 		ino.durable, ino.dirty, ino.sized = img, nil, false
 		return fmt.Errorf("sim: sync %q: injected: %w", name, disk.ErrIO)
 	}
 	ino.sync()
-	d.rot(ino)
+	if d.rot(ino) {
+		d.noteDamage(name)
+	}
 	return nil
 }
 

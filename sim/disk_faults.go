@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 
 	"github.com/narad/narad/core/disk"
@@ -47,18 +48,22 @@ func (d *Disk) eio(k disk.Kind, name string) error {
 func (d *Disk) misdirect(data []byte) {
 	d.stats.WritesMisdirect++
 	var victims []*inode
+	var names []string
 	for _, dn := range slices.Sorted(maps.Keys(d.dirs)) {
 		dr := d.dirs[dn]
 		for _, name := range slices.Sorted(maps.Keys(dr.cur)) {
 			if ino := dr.cur[name]; len(ino.dirty) > 0 && !slices.Contains(victims, ino) {
 				victims = append(victims, ino)
+				names = append(names, path.Join(dn, name))
 			}
 		}
 	}
 	if len(victims) == 0 {
 		return
 	}
-	v := victims[d.fr.Intn(len(victims))]
+	i := d.fr.Intn(len(victims))
+	v := victims[i]
+	d.noteDamage(names[i])
 	sp := v.dirty[d.fr.Intn(len(v.dirty))]
 	at := sp.lo + d.fr.Intn(sp.hi-sp.lo)
 	n := min(len(data), sp.hi-at)
@@ -66,14 +71,15 @@ func (d *Disk) misdirect(data []byte) {
 	d.stats.MisdirectLanded++
 }
 
-// rot flips one bit of the clean durable bytes of ino, if it has any.
-func (d *Disk) rot(ino *inode) {
+// rot flips one bit of the clean durable bytes of ino, if it has any, and reports whether
+// it did.
+func (d *Disk) rot(ino *inode) bool {
 	if !d.faults || len(ino.durable) == 0 || !d.fr.Chance(d.cfg.RotProb) {
-		return
+		return false
 	}
 	at := d.fr.Intn(len(ino.durable))
 	if len(ino.dirty.within(at, at+1)) > 0 {
-		return // dirty: the next sync overwrites it anyway
+		return false // dirty: the next sync overwrites it anyway
 	}
 	d.stats.Rots++
 	bit := d.fr.Intn(8)
@@ -81,6 +87,7 @@ func (d *Disk) rot(ino *inode) {
 	// The cache keeps the good byte: record the deviation so that a read fault never
 	// turns a device read of the rotten byte back into the good one.
 	ino.meant = append(ino.meant, meantWrite{off: at, data: []byte{ino.cur[at]}, stored: []byte{ino.durable[at]}})
+	return true
 }
 
 // full reports whether growing by grow bytes is refused because the device filled up.

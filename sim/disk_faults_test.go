@@ -239,3 +239,27 @@ func TestLandInFlight(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// Damage counts, per directory, the silent damage to device bytes: a misdirected write
+// counts for the directory written and for the one whose dirty bytes it landed on, and
+// a fault the caller sees (EIO) counts for nothing.
+func TestDamagePerDirectory(t *testing.T) {
+	d := newDisk(7, DiskConfig{})
+	must(t, d.Create("a/f"))
+	must(t, d.Create("b/g"))
+	must(t, d.WriteAt("b/g", 0, fill(100, 2))) // dirty: the only place a misdirect can land
+	d.SetConfig(DiskConfig{MisdirectProb: 1})
+	must(t, d.WriteAt("a/f", 0, fill(50, 3)))
+	if d.Damage("a") != 1 || d.Damage("b") != 1 || d.Damage("c") != 0 {
+		t.Fatalf("after a misdirect from a to b: damage a=%d b=%d c=%d", d.Damage("a"), d.Damage("b"), d.Damage("c"))
+	}
+	var eio DiskConfig
+	eio.EIOProb[disk.KindWriteAt] = 1
+	d.SetConfig(eio)
+	if err := d.WriteAt("a/f", 0, fill(50, 4)); !errors.Is(err, disk.ErrIO) {
+		t.Fatalf("write: %v", err)
+	}
+	if d.Damage("a") != 1 {
+		t.Fatalf("an EIO counted as damage: %d", d.Damage("a"))
+	}
+}

@@ -80,9 +80,20 @@
 // duplicate, never a loss). Stats.AcksDurable says how many of the acks accepted, in
 // order, are durable. Every frame states facts that were true when it was encoded (these
 // offsets are acked; every offset below the floor is acked or removed), so any subset of
-// frames recovers a correct, if older, state: recovery never invents an ack. A write the
-// disk silently corrupts is caught by its CRC at recovery (rows S3, L4, L5): its acks
-// are delivered again, which at-least-once allows.
+// frames recovers a correct, if older, state: recovery never invents an ack.
+//
+// The true promise of an ack answered OK, then: it is delivered again only (1) after a
+// crash within the ack-flush window (AckFlushIntervalNs, then the ops a flush may wait
+// for: the flush in flight and a compaction), including the crash that follows a failed
+// write, fdatasync, create, rename or directory sync (Failure is sticky: the node stops),
+// or (2) after a machine crash that follows a silent damage to the device bytes of this
+// partition's ack files made after the ack: a write the disk reported done but stored
+// corrupted, not at all or at another place, or another file's misdirected write landing
+// on unsynced bytes of acks.log. Such a frame fails its CRC at recovery (rows S3, L4,
+// L5) and its acks (a damaged snapshot: all it held) are delivered again, which
+// at-least-once allows. Flushes are not read back from the device, so nothing detects
+// the damage earlier; surviving it would need a device read-back and a rewrite per flush.
+// The simulators check exactly this promise (sim.Disk.Damage of the ack directory).
 //
 // # Compaction
 //
@@ -133,6 +144,12 @@
 //	    bit i (byte i/8, bit i%8, least significant first) set: offset floor+i is acked;
 //	    nbits <= AckSpanMax; the last bit is set when nbits > 0, bits past nbits are zero
 //
+//	fmt 3 and 4: fmt 1 and 2, tagged with their partition: the crc32c starts from the
+//	    crc32c of the ack directory's last element ("<topic id>-<index>") instead of 0.
+//	    The Manager writes only these and reads all four; a frame of another partition,
+//	    which a misdirected write can land here whole and valid, fails its check
+//	    (damage, rows S3, L3-L5) instead of adding that partition's acks and floor.
+//
 // # Recovery decision table
 //
 // Open lists the directory, reads acks.snap, then acks.log, whole, in chunks. The floor
@@ -163,6 +180,13 @@
 //	L6   end of file at a frame boundary                     clean end
 //	F1   a read fails ReadRetriesMax+1 times, or a file      recovery fails (node stops)
 //	     is over RecoveryBytesMax
+//	R1   always, last: fdatasync acks.log (unless L5 cut   what was read is durable: after
+//	     and synced it) and fsync the directory            a process crash the page cache
+//	                                                        may show an unsynced flush or a
+//	                                                        create whose directory sync
+//	                                                        never ran (a machine crash would
+//	                                                        drop acks.log, every ack flushed
+//	                                                        into it since: cluster seed 69)
 //
 // A torn tail holds only bytes of a flush whose fdatasync never returned, or returned an
 // error that stopped persistence, so cutting it loses no ack counted in AcksDurable.

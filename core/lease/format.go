@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"path"
 )
 
 // File format constants. These are on disk: do not change them; add a format byte instead.
@@ -11,8 +12,10 @@ import (
 const (
 	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
 	bodyFixedBytes   = 12 // floor u64 | count (or nbits) u32
-	formatAckBatch   = 1  // a frame of acks.log
-	formatSnapshot   = 2  // the single frame of acks.snap
+	formatAckBatch   = 1  // a frame of acks.log (written before tags; still read)
+	formatSnapshot   = 2  // the single frame of acks.snap (written before tags; still read)
+	formatAckTagged  = 3  // formatAckBatch whose CRC starts from the partition's tag
+	formatSnapTagged = 4  // formatSnapshot whose CRC starts from the partition's tag
 )
 
 // Limits of the formats. A decoder treats anything beyond them as damage.
@@ -48,6 +51,14 @@ var (
 // above floor and below floor+AckSpanMax, and at most FrameOffsetsMax of them; anything
 // else is a programmer error.
 func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
+	return AppendAckFrameFor(dst, "", floor, offsets)
+}
+
+// AppendAckFrameFor is AppendAckFrame for the partition whose ack directory is dir: the
+// frame's CRC starts from the directory's tag (format 3), so that a frame of another
+// partition, which a misdirected write can land in this partition's acks.log whole and
+// valid (node seed 44 of narad-sim), fails its check here. dir "" writes format 1.
+func AppendAckFrameFor(dst []byte, dir string, floor uint64, offsets []uint64) []byte {
 	assert(len(offsets) <= FrameOffsetsMax, "ack frame over FrameOffsetsMax")
 	for i, o := range offsets {
 		assert(o >= floor && o-floor < AckSpanMax, "ack frame offset outside [floor, floor+AckSpanMax)")
@@ -59,13 +70,16 @@ func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
 	f := dst[start:]
 	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
 	f[8] = formatAckBatch
+	if dir != "" {
+		f[8] = formatAckTagged
+	}
 	body := f[frameHeaderBytes:]
 	binary.LittleEndian.PutUint64(body[0:], floor)
 	binary.LittleEndian.PutUint32(body[8:], uint32(len(offsets)))
 	for i, o := range offsets {
 		binary.LittleEndian.PutUint64(body[bodyFixedBytes+8*i:], o)
 	}
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	binary.LittleEndian.PutUint32(f[0:], crc32.Update(tagSeed(dir), castagnoli, f[4:]))
 	return dst
 }
 
@@ -73,7 +87,13 @@ func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
 // floor, its offsets (a fresh slice) and its size, or an error saying why b does not
 // start with a valid frame. It never panics, whatever b holds.
 func DecodeAckFrame(b []byte) (floor uint64, offsets []uint64, n int, err error) {
-	body, n, err := frameBody(b, formatAckBatch, frameBodyBytesMax)
+	return DecodeAckFrameFor(b, "")
+}
+
+// DecodeAckFrameFor is DecodeAckFrame in the partition whose ack directory is dir: it
+// accepts format 1 and format 3 frames of that partition ("": format 1 only).
+func DecodeAckFrameFor(b []byte, dir string) (floor uint64, offsets []uint64, n int, err error) {
+	body, n, err := frameBody(b, dir, formatAckBatch, formatAckTagged, frameBodyBytesMax)
 	if err != nil {
 		return 0, nil, 0, err
 	}
@@ -95,7 +115,7 @@ func DecodeAckFrame(b []byte) (floor uint64, offsets []uint64, n int, err error)
 
 // frameBody checks the header, length and CRC of the frame at the start of b and returns
 // its body and its size.
-func frameBody(b []byte, format byte, bodyMax int) ([]byte, int, error) {
+func frameBody(b []byte, dir string, format, tagged byte, bodyMax int) ([]byte, int, error) {
 	if len(b) < frameHeaderBytes {
 		if allZero(b) {
 			return nil, 0, errZero
@@ -114,13 +134,27 @@ func frameBody(b []byte, format byte, bodyMax int) ([]byte, int, error) {
 	if len(b) < n {
 		return nil, 0, errShort
 	}
-	if crc32.Checksum(b[4:n], castagnoli) != sum {
+	seed := uint32(0)
+	if b[8] == tagged && dir != "" {
+		seed = tagSeed(dir)
+	}
+	if crc32.Update(seed, castagnoli, b[4:n]) != sum {
 		return nil, 0, errChecksum
 	}
-	if b[8] != format {
+	if b[8] != format && (b[8] != tagged || dir == "") {
 		return nil, 0, errFormat
 	}
 	return b[frameHeaderBytes:n], n, nil
+}
+
+// tagSeed is the CRC a tagged frame's checksum starts from: that of its partition's tag,
+// the last element of its ack directory (topic id and partition index, unique on a disk).
+// An untagged frame starts from 0, a plain CRC.
+func tagSeed(dir string) uint32 {
+	if dir == "" {
+		return 0
+	}
+	return crc32.Checksum([]byte(path.Base(dir)), castagnoli)
 }
 
 // snapshotView is a decoded snapshot: the bitmap aliases the bytes it was decoded from.
@@ -133,7 +167,7 @@ type snapshotView struct {
 func (v snapshotView) bit(i int) bool { return v.bitmap[i/8]&(1<<(i%8)) != 0 }
 
 // encodeSnapshot returns the whole acks.snap file for the set: one frame.
-func encodeSnapshot(s *ackSet) []byte {
+func encodeSnapshot(s *ackSet, dir string) []byte {
 	floor := s.floor
 	nbits := 0
 	if hi, ok := s.highest(); ok {
@@ -144,6 +178,9 @@ func encodeSnapshot(s *ackSet) []byte {
 	f := make([]byte, frameHeaderBytes+bodyLen)
 	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
 	f[8] = formatSnapshot
+	if dir != "" {
+		f[8] = formatSnapTagged
+	}
 	body := f[frameHeaderBytes:]
 	binary.LittleEndian.PutUint64(body[0:], floor)
 	binary.LittleEndian.PutUint32(body[8:], uint32(nbits))
@@ -152,14 +189,14 @@ func encodeSnapshot(s *ackSet) []byte {
 		i := o - floor
 		bitmap[i/8] |= 1 << (i % 8)
 	})
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	binary.LittleEndian.PutUint32(f[0:], crc32.Update(tagSeed(dir), castagnoli, f[4:]))
 	return f
 }
 
 // decodeSnapshot decodes a whole acks.snap file. The bitmap must be canonical: no bit past
 // nbits, and the last bit set when nbits > 0; the file holds nothing after the frame.
-func decodeSnapshot(b []byte) (snapshotView, error) {
-	body, n, err := frameBody(b, formatSnapshot, snapshotBodyBytesMax)
+func decodeSnapshot(b []byte, dir string) (snapshotView, error) {
+	body, n, err := frameBody(b, dir, formatSnapshot, formatSnapTagged, snapshotBodyBytesMax)
 	if err != nil {
 		return snapshotView{}, err
 	}
@@ -184,20 +221,29 @@ func decodeSnapshot(b []byte) (snapshotView, error) {
 // EncodeSnapshot returns an acks.snap file holding floor and the acked offsets above it
 // (strictly increasing, each at or above floor and below floor+AckSpanMax). Tools and
 // tests use it; the Manager encodes its own set.
-func EncodeSnapshot(floor uint64, acked []uint64) []byte {
+func EncodeSnapshot(floor uint64, acked []uint64) []byte { return EncodeSnapshotFor("", floor, acked) }
+
+// EncodeSnapshotFor is EncodeSnapshot for the partition whose ack directory is dir
+// (format 4; "": format 2).
+func EncodeSnapshotFor(dir string, floor uint64, acked []uint64) []byte {
 	s := newAckSet(floor)
 	for i, o := range acked {
 		assert(o >= floor && o-floor < AckSpanMax, "snapshot offset outside [floor, floor+AckSpanMax)")
 		assert(i == 0 || o > acked[i-1], "snapshot offsets not strictly increasing")
 		s.setBit(o)
 	}
-	return encodeSnapshot(s)
+	return encodeSnapshot(s, dir)
 }
 
 // DecodeSnapshot decodes a whole acks.snap file into its floor and the acked offsets above
 // it, in increasing order. It never panics, whatever b holds.
 func DecodeSnapshot(b []byte) (floor uint64, acked []uint64, err error) {
-	v, err := decodeSnapshot(b)
+	return DecodeSnapshotFor(b, "")
+}
+
+// DecodeSnapshotFor is DecodeSnapshot in the partition whose ack directory is dir.
+func DecodeSnapshotFor(b []byte, dir string) (floor uint64, acked []uint64, err error) {
+	v, err := decodeSnapshot(b, dir)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -211,9 +257,9 @@ func DecodeSnapshot(b []byte) (floor uint64, acked []uint64, err error) {
 
 // findResync looks in b, from index from on, for the start of a valid ack-log frame and
 // returns its index, or -1. A cheap header filter runs before the CRC.
-func findResync(b []byte, from int) int {
+func findResync(b []byte, from int, dir string) int {
 	for q := from; q+frameHeaderBytes+bodyFixedBytes <= len(b); q++ {
-		if b[q+8] != formatAckBatch {
+		if b[q+8] != formatAckBatch && b[q+8] != formatAckTagged {
 			continue
 		}
 		bodyLen := binary.LittleEndian.Uint32(b[q+4:])
@@ -223,7 +269,7 @@ func findResync(b []byte, from int) int {
 		if count := binary.LittleEndian.Uint32(b[q+frameHeaderBytes+8:]); uint64(bodyLen) != bodyFixedBytes+8*uint64(count) {
 			continue
 		}
-		if _, _, _, err := DecodeAckFrame(b[q:]); err == nil {
+		if _, _, _, err := DecodeAckFrameFor(b[q:], dir); err == nil {
 			return q
 		}
 	}

@@ -114,3 +114,28 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// A tagged frame or snapshot decodes only in its own partition; an untagged one (written
+// before tags) in any.
+func TestTaggedFramesBelongToTheirPartition(t *testing.T) {
+	const a, b = "acks/000000000000002a-3", "acks/000000000000002a-4"
+	f := lease.AppendAckFrameFor(nil, a, 3, []uint64{4, 9})
+	if floor, offs, _, err := lease.DecodeAckFrameFor(f, a); err != nil || floor != 3 || len(offs) != 2 {
+		t.Fatalf("own frame: %d %v %v", floor, offs, err)
+	}
+	for _, dir := range []string{b, ""} {
+		if _, _, _, err := lease.DecodeAckFrameFor(f, dir); err == nil {
+			t.Fatalf("frame of %s decoded in %q", a, dir)
+		}
+	}
+	s := lease.EncodeSnapshotFor(a, 5, []uint64{7})
+	if _, _, err := lease.DecodeSnapshotFor(s, b); err == nil {
+		t.Fatalf("snapshot of %s decoded in %s", a, b)
+	}
+	if _, _, err := lease.DecodeSnapshotFor(s, a); err != nil {
+		t.Fatalf("own snapshot: %v", err)
+	}
+	if _, _, _, err := lease.DecodeAckFrameFor(lease.AppendAckFrame(nil, 3, nil), b); err != nil {
+		t.Fatalf("untagged frame: %v", err)
+	}
+}

@@ -46,7 +46,7 @@ func (m *Manager) maybeFlush(nowNs int64) {
 	rest := m.pending
 	for first := true; first || len(rest) > 0; first = false { // one frame per FrameOffsetsMax acks
 		n := min(len(rest), FrameOffsetsMax)
-		buf = AppendAckFrame(buf, floor, rest[:n])
+		buf = AppendAckFrameFor(buf, m.cfg.Dir, floor, rest[:n])
 		rest = rest[n:]
 	}
 	m.pending = m.pending[:0]
@@ -97,7 +97,7 @@ func (m *Manager) maybeCompact(force bool) {
 		return
 	}
 	m.persist = persistCompacting
-	m.snapBuf = encodeSnapshot(m.acked) // every ack so far, the pending ones included
+	m.snapBuf = encodeSnapshot(m.acked, m.cfg.Dir) // every ack so far, the pending ones included
 	m.compactAcks = m.stats.Acks
 	m.pending = m.pending[:0]
 	m.flushAtNs = 0

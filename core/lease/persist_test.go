@@ -17,7 +17,7 @@ const logPath = testDir + "/" + lease.LogFile
 func decodeAll(t *testing.T, b []byte) (floors []uint64, acked []uint64) {
 	t.Helper()
 	for len(b) > 0 {
-		f, offs, n, err := lease.DecodeAckFrame(b)
+		f, offs, n, err := lease.DecodeAckFrameFor(b, testDir)
 		if err != nil {
 			t.Fatalf("decoding the log: %v", err)
 		}
@@ -306,7 +306,7 @@ func TestCompactionReplacesLog(t *testing.T) {
 		t.Fatalf("compaction ops: %s", ops)
 	}
 	files := h.d.DurableFiles()
-	floor, acked, err := lease.DecodeSnapshot(files[testDir+"/"+lease.SnapFile])
+	floor, acked, err := lease.DecodeSnapshotFor(files[testDir+"/"+lease.SnapFile], testDir)
 	if err != nil || floor != h.m.AckFloor() || len(acked) != h.m.Stats().AckedAboveFloor {
 		t.Fatalf("snapshot floor %d acked %v err %v; manager %+v", floor, acked, err, h.m.Stats())
 	}

@@ -126,7 +126,7 @@ func (m *Manager) onRecoveryRead(res disk.Result) {
 // decideSnapshot applies rows S2 and S3 to the bytes of acks.snap.
 func (m *Manager) decideSnapshot() {
 	rc := m.rec
-	v, err := decodeSnapshot(rc.buf)
+	v, err := decodeSnapshot(rc.buf, m.cfg.Dir)
 	if err != nil && rc.damageReads < m.cfg.ReadRetriesMax {
 		rc.damageReads++ // reads may be corrupted in passing: read it again before deciding
 		m.readFrom(0)
@@ -169,7 +169,7 @@ func (m *Manager) scanLog() {
 	b := rc.buf
 	p := rc.scanPos
 	for p < len(b) {
-		floor, offsets, n, err := DecodeAckFrame(b[p:])
+		floor, offsets, n, err := DecodeAckFrameFor(b[p:], m.cfg.Dir)
 		if err == nil {
 			rc.apply(floor, offsets) // row L2
 			p += n
@@ -179,7 +179,7 @@ func (m *Manager) scanLog() {
 			rc.damageOff, rc.damageReads, rc.resyncAt = p, 0, -1
 			rc.note(fmt.Sprintf("L3 acks.log@%d fails its check (%v): read it again", p, err))
 		}
-		q := findResync(b, p+1)
+		q := findResync(b, p+1, m.cfg.Dir)
 		if q >= 0 && (rc.resyncAt < 0 || q < rc.resyncAt) {
 			rc.resyncAt = q // a frame that was valid in one read is a frame boundary
 		}
@@ -222,8 +222,8 @@ func (rc *recovery) apply(floor uint64, offsets []uint64) {
 
 func (rc *recovery) note(s string) { rc.notes = append(rc.notes, s) }
 
-// finishRecovery cuts a torn tail, removes a leftover snapshot temp file and creates a
-// missing log, then syncs the directory if an entry changed.
+// finishRecovery cuts a torn tail (and syncs it), removes a leftover snapshot temp file,
+// creates a missing log or syncs the one read, then syncs the directory.
 func (m *Manager) finishRecovery() {
 	rc := m.rec
 	rc.phase, rc.buf = phaseFinish, nil
@@ -240,9 +240,17 @@ func (m *Manager) finishRecovery() {
 	if !rc.hasLog {
 		m.issue(purposeRecover, disk.Op{Kind: disk.KindCreate, Name: m.path(LogFile)})
 		rc.pending++
-		rc.dirSync = true
 		m.logSize = 0
+	} else if rc.truncAt < 0 {
+		// Row R1: after a process crash the files read are the page cache, which may hold
+		// a flush whose fdatasync never ran: make what recovery decided by durable.
+		m.issue(purposeRecover, disk.Op{Kind: disk.KindSync, Name: m.path(LogFile)})
+		rc.pending++
 	}
+	// Row R1: the entries listed may be the page cache's too (a create or rename whose
+	// directory sync never ran, cluster seed 69): sync the directory every time, or a
+	// later machine crash can drop acks.log with every ack flushed into it since.
+	rc.dirSync = true
 	m.maybeCompleteRecovery()
 }
 

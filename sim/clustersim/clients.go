@@ -33,6 +33,7 @@ type request struct {
 	mode    node.AckMode
 	acked   []recKey      // the records of an ack's handles, in order
 	leases  []*leaseState // and the leases they named
+	marks   []ackMark     // and their owners' ack-file damage when the ack was sent
 	replay  bool
 	partIdx int64
 	offset  uint64
@@ -359,11 +360,13 @@ func (u *run) ack(mb *member, req request, handles []string, mode node.AckMode) 
 	}
 	recs := make([]recKey, len(handles))
 	leases := make([]*leaseState, len(handles))
+	marks := make([]ackMark, len(handles))
 	for j, h := range handles {
 		recs[j] = u.m.handles[h]
 		leases[j] = u.m.leases[recs[j]]
+		marks[j] = u.markAck(recs[j])
 	}
-	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, leases: leases}
+	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, leases: leases, marks: marks}
 	u.submitReq(int(mb.id-1), a, func(n *node.Node, now int64, tok uint64) { n.Ack(now, tok, req.topic, handles, mode) })
 }
 
@@ -385,7 +388,7 @@ func (u *run) onAcked(req request, resp node.Response) {
 		u.stats.AckChecks++
 		switch req.mode {
 		case node.AckSettle:
-			l.ackCallNs, l.ackDoneNs = req.callNs, u.s.Now()
+			l.ackCallNs, l.ackDoneNs, l.ackMark = req.callNs, u.s.Now(), req.marks[j]
 		case node.AckExtend:
 			l.renewedNs = req.callNs
 		}

@@ -25,8 +25,9 @@
 //   - invariants 9 and 10 (leases.go): while a lease is live (allowing for drift and
 //     steps) no other delivery takes its record unless it was nacked or its owner
 //     crashed; an ack answered OK is followed by a redelivery only after a crash of the
-//     owner within the ack-flush window (or, on a disk that damaged writes, any later
-//     crash: the damaged ack frame fails its CRC); a settle or extend of a surely live
+//     owner within the ack-flush window (or a crash of the node that owned it at the
+//     ack, after its disk damaged the partition's ack files following the ack:
+//     sim.Disk.Damage; the damaged frame fails its CRC); a settle or extend of a surely live
 //     lease is answered OK; a message at a second record needs a failed or timed-out
 //     commit holding it, a copy of its commit delivered to a restarted owner, or a crash
 //     of its accepting node within dispatch.RedispatchBoundNs (invariants.RedispatchExplains). Duplicates are counted by cause;

@@ -33,6 +33,14 @@ type leaseState struct {
 	nacked    bool  // a nack was sent for it
 	ackCallNs int64 // an ack answered OK was sent then (0: none)
 	ackDoneNs int64
+	ackMark   ackMark
+}
+
+// ackMark is who owned a record's partition when an ack of it was sent (0: not known),
+// and how often that node's disk had damaged the partition's ack files by then.
+type ackMark struct {
+	owner  uint64
+	damage uint64
 }
 
 // Duplicate causes, as Stats counts them.
@@ -41,8 +49,9 @@ const (
 	causeNack    = "nack"
 	causeCrash   = "owner-crash"
 	causeAckLost = "ack-flush-crash"
-	// causeAckDamaged: an ack made durable in a frame the disk silently damaged (or
-	// whose sync failed) is dropped by the CRC at recovery (core/lease, rows S3, L4, L5).
+	// causeAckDamaged: an ack made durable in a file the disk silently damaged after the
+	// ack (a corrupted, lost or misdirected write, or a sync that failed) is dropped by
+	// the CRC at recovery (core/lease, rows S3, L4, L5).
 	causeAckDamaged = "ack-frame-damaged"
 	causeRetry      = "commit-retry"
 	causeStale      = "commit-copy-to-restarted-owner"
@@ -94,11 +103,11 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 		if u.ownerCrashed(k, prev.ackCallNs, prev.ackDoneNs+u.ackFlushWindowNs()+u.clockSlackNs(prev.ackCallNs, now)) {
 			return causeAckLost, nil
 		}
-		if u.ownerCrashed(k, prev.ackCallNs, now) && u.ownerDiskDamaged(k) {
+		if u.ackFilesDamaged(k, prev) {
 			return causeAckDamaged, nil // its ack frame may be the write the disk damaged
 		}
 		owner, _ := u.owner(k.topicID, k.part)
-		return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered again to client %d after its ack was answered OK at %d ns, with no crash of its owner (node %d, crashes %v) within the ack-flush window", k.topicID, k.part, k.offset, id, client, prev.ackDoneNs, owner, u.crashes[max(owner, 1)-1])
+		return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered again to client %d after its ack was answered OK at %d ns, with no crash of its owner (node %d, crashes %v) within the ack-flush window, and no damage to its ack files on that node's disk between the ack and its last crash", k.topicID, k.part, k.offset, id, client, prev.ackDoneNs, owner, u.crashes[max(owner, 1)-1])
 	}
 	if prev.nacked {
 		return causeNack, nil
@@ -170,13 +179,26 @@ func (u *run) noteDelivery(k recKey, id uint64, client int, callNs int64) bool {
 	return true
 }
 
-// ownerDiskDamaged reports whether the disk of the record's owner ever damaged a write or
-// failed a sync.
-func (u *run) ownerDiskDamaged(k recKey) bool {
-	owner, ok := u.owner(k.topicID, k.part)
-	if !ok {
-		return true
+// ackDir is the directory of a partition's ack files on its owner's disk (core/node).
+func ackDir(k recKey) string { return fmt.Sprintf("acks/%016x-%d", k.topicID, k.part) }
+
+// markAck notes record k's owner and its ack-file damage as an ack of k is sent: the
+// owner writes the ack after it gets it, so damage from then on may have lost it.
+func (u *run) markAck(k recKey) ackMark {
+	if owner, ok := u.owner(k.topicID, k.part); ok {
+		return ackMark{owner: owner, damage: u.members[owner-1].d.Damage(ackDir(k))}
 	}
-	d := u.members[owner-1].d.Stats()
-	return d.WritesCorrupted+d.WritesLost+d.SyncsFailed > 0
+	return ackMark{}
+}
+
+// ackFilesDamaged: the node that owned record k's partition when its ack was sent
+// crashed since, and its disk damaged the partition's ack files (sim.Disk.Damage)
+// between the ack and that node's last crash. Only then may recovery have lost an ack
+// answered outside the ack-flush window.
+func (u *run) ackFilesDamaged(k recKey, l *leaseState) bool {
+	if l.ackMark.owner == 0 {
+		return false
+	}
+	i := int(l.ackMark.owner - 1)
+	return u.crashedBetween(i, l.ackCallNs, u.s.Now()) && u.crashDamage[i][ackDir(k)] > l.ackMark.damage
 }

@@ -115,11 +115,12 @@ type run struct {
 	churn        incarnations
 	topicID      uint64 // the main topic's id, once known
 	readyAtNs    int64
-	moves        map[moveKey][]move // recorded reroutes and walks
-	crashes      [][]int64          // per member: when its process died, ascending
-	owners       map[moveKey]uint64 // (incarnation, partition) -> owner, once learnt
-	steps        []clockStep        // every clock step, in time order
-	visibilityNs int64              // the topics' visibility timeout
+	moves        map[moveKey][]move  // recorded reroutes and walks
+	crashes      [][]int64           // per member: when its process died, ascending
+	crashDamage  []map[string]uint64 // per member: its disk's damage counts per directory at its last crash (leases.go)
+	owners       map[moveKey]uint64  // (incarnation, partition) -> owner, once learnt
+	steps        []clockStep         // every clock step, in time order
+	visibilityNs int64               // the topics' visibility timeout
 }
 
 // ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
@@ -146,6 +147,7 @@ func runWith(o Options, r *rng.Rand) Result {
 		}
 	}
 	u.crashes = make([][]int64, len(u.members))
+	u.crashDamage = make([]map[string]uint64, len(u.members))
 	for i := range u.members {
 		u.start(i)
 	}
@@ -337,6 +339,7 @@ func (u *run) crashFor(i int, downNs int64) {
 	mb.epoch = u.epochs
 	u.loseRequests(mb)
 	mb.d.Kill() // a process crash (page cache kept) or a machine crash; the disk counts which
+	u.crashDamage[i] = mb.d.Damages()
 	u.checkImages()
 	u.s.At(u.s.Now()+downNs, event{kind: evRestart, node: i})
 }

@@ -17,6 +17,10 @@ var regressionSeeds = map[uint64]string{
 	15:  "the 31 s stall: commits sent before a connection was up (after the heal restarted the links) failed at the sender unreported, and held their partitions for the 30 s commit timeout (invariant 11; narad_mut_sendfailsilent brings it back)",
 	173: "a discard-confirming barrier lost before the heal held a partition's records for the metastore's 10 s request timeout (invariant 11's bound counts it)",
 	164: "a lone producer stuck in a synchronous produce for a dead owner's commit timeout acked 13 messages: vacuous (two producers at least now)",
+	16:  "an ack frame whose write the disk misdirected, lost at the owner's next machine crash, was not excused: the model counted only corrupted and lost writes, on the whole disk (now sim.Disk.Damage of the partition's ack directory between the ack and the owner's last crash)",
+	21:  "same as 16",
+	58:  "same as 16",
+	69:  "after a process crash lease recovery trusted a listed acks.log whose create was never made durable (Create EIO of another partition stopped the node before the directory sync); a machine crash then dropped it with the acks of the next 1.5 s (core/lease row R1)",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
 

@@ -26,8 +26,9 @@
 //     gets its record; an ack, extend or nack of a lease that certainly holds is
 //     answered OK, and of one that ended (acked, released, lost with the process,
 //     expired, or its record leased again) ErrLeaseGone; a record acked OK is delivered
-//     again only after a crash within the ack-flush window (ackWindowNs) or after the
-//     disk damaged that partition's ack log in the same process; every record released
+//     again only after a crash within the ack-flush window (ackWindowNs) or after a
+//     crash that followed damage to that partition's ack files after the ack
+//     (sim.Disk.Damage; core/lease doc.go states the promise); every record released
 //     or left to expire is delivered again by the end of the heal phase unless acked or
 //     removed by retention;
 //   - invariant 10: every duplicate has a cause, counted by cause in the stats: expiry,

@@ -3,7 +3,6 @@ package nodesim
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
@@ -27,11 +26,11 @@ type leaseView struct {
 
 // recState is one record delivered under a lease: its last lease and how it ended.
 type recState struct {
-	id           uint64
-	cur          *leaseView
-	settledNs    int64 // an ack of cur answered OK at this time (0: none)
-	settledEpoch uint64
-	released     bool // a nack of cur answered OK
+	id            uint64
+	cur           *leaseView
+	settledNs     int64  // an ack of cur answered OK at this time (0: none)
+	settledDamage uint64 // the disk's damage count of the partition's ack files then
+	released      bool   // a nack of cur answered OK
 }
 
 // Causes of a duplicate delivery (invariant 10).
@@ -40,7 +39,7 @@ const (
 	dupNack              // the holder released it
 	dupCrash             // the process died with the record leased (or released) and not acked
 	dupAckWindow         // acked, and the process died within the ack-flush window
-	dupAckDamage         // acked, and the disk damaged the partition's ack log meanwhile
+	dupAckDamage         // acked, and the disk damaged the partition's ack files before a crash
 	dupRedispatch        // a second offset: re-dispatched after a crash (deliver.go)
 	dupCauses
 )
@@ -131,10 +130,10 @@ func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 		switch {
 		case r.settledNs >= c-u.ackWindowNs():
 			return dupAckWindow, nil
-		case u.ackDamage[ackDir(prev.key.pr)] >= r.settledEpoch:
+		case u.crashDamage[ackDir(prev.key.pr)] > r.settledDamage:
 			return dupAckDamage, nil
 		}
-		return 0, fmt.Errorf("invariant 9: %s delivered again at %d ns after an ack answered OK at %d ns, %d ns before the crash at %d ns (the ack-flush window is %d ns)",
+		return 0, fmt.Errorf("invariant 9: %s delivered again at %d ns after an ack answered OK at %d ns, %d ns before the crash at %d ns (the ack-flush window is %d ns), and the disk damaged no ack file of its partition between the ack and the last crash",
 			where, now, r.settledNs, c-r.settledNs, c, u.ackWindowNs())
 	case crashed:
 		return dupCrash, nil
@@ -150,14 +149,17 @@ func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 // ackDir is the directory of a partition's ack files (core/node partDir).
 func ackDir(pr partRef) string { return fmt.Sprintf("acks/%016x-%d", pr.topicID, pr.index) }
 
-// noteAckDamage remembers the last process in which the disk silently damaged a write to
-// a partition's ack files. Acks of that process may be lost (core/lease rows L4, L5), and
-// so may those of any earlier one: a damaged snapshot (row S3) loses every ack it held,
-// the old log being replaced by then.
-func (u *run) noteAckDamage(name string, damaged bool) {
-	if damaged && strings.HasPrefix(name, "acks/") {
-		if i := strings.LastIndexByte(name, '/'); i > 0 {
-			u.ackDamage[name[:i]] = u.epoch
+// noteCrashDamage remembers, at a crash, the disk's damage count of every partition's
+// ack files (sim.Disk.Damage). An ack answered OK outside the ack-flush window is lost
+// only if the device damaged those files after it and before a crash: a corrupted, lost
+// or misdirected write (its own or another file's landing on its dirty bytes) fails its
+// CRC at recovery (core/lease rows S3, L4, L5), and a damaged snapshot loses every ack
+// it held, older ones included.
+func (u *run) noteCrashDamage() {
+	for _, t := range u.topics {
+		for i := uint32(0); i < t.parts; i++ {
+			dir := ackDir(partRef{topicID: t.id, index: i})
+			u.crashDamage[dir] = u.d.Damage(dir)
 		}
 	}
 }
@@ -214,7 +216,7 @@ func (u *run) applyAck(lv *leaseView, r *recState, mode node.AckMode) {
 	switch mode {
 	case node.AckSettle:
 		lv.ended = true
-		r.settledNs, r.settledEpoch = now, u.epoch
+		r.settledNs, r.settledDamage = now, u.d.Damage(ackDir(lv.key.pr))
 		u.m.unsettled--
 	case node.AckRelease:
 		lv.ended, r.released = true, true

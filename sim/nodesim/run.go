@@ -71,7 +71,7 @@ type run struct {
 	hist         *invariants.PartitionHistory // for the linearizability check after healing
 	healScans    int
 	crashes      []int64           // when the process died, in order
-	ackDamage    map[string]uint64 // ack directory -> the last process (epoch) the disk damaged a write to it in
+	crashDamage  map[string]uint64 // ack directory -> the disk's damage count of its files at the last crash
 }
 
 type topicInfo struct {
@@ -84,7 +84,7 @@ type topicInfo struct {
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
 	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: sched.NewTrace(),
-		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), ackDamage: map[string]uint64{}}
+		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), crashDamage: map[string]uint64{}}
 	u.start()
 	for c := 0; c < o.Producers+o.Consumers; c++ {
 		u.s.At(u.think(), event{kind: evClient, client: c})
@@ -137,10 +137,7 @@ func (u *run) handle(e event) {
 	switch e.kind {
 	case evOpDone:
 		if e.epoch == u.epoch && u.up {
-			before := u.d.Stats()
 			res := disk.Apply(u.d, e.op)
-			after := u.d.Stats()
-			u.noteAckDamage(e.op.Name, after.WritesCorrupted+after.WritesLost > before.WritesCorrupted+before.WritesLost)
 			u.record('d', e.op.ID, uint64(e.op.Kind), uint64(e.op.Off), uint64(len(e.op.Data)), uint64(len(res.Data)), boolBit(res.Err != nil))
 			u.n.DiskDone(u.s.Now(), res)
 			u.drain()
@@ -209,6 +206,7 @@ func (u *run) crash() {
 	u.epoch++
 	u.loseRequests()
 	u.d.Kill() // a process crash (page cache kept) or a machine crash; the disk counts which
+	u.noteCrashDamage()
 	u.checkDurable()
 	u.checkVisibility()
 	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})
