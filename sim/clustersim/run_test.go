@@ -17,6 +17,7 @@ var regressionSeeds = map[uint64]string{
 	15:  "the 31 s stall: commits sent before a connection was up (after the heal restarted the links) failed at the sender unreported, and held their partitions for the 30 s commit timeout (invariant 11; narad_mut_sendfailsilent brings it back)",
 	173: "a discard-confirming barrier lost before the heal held a partition's records for the metastore's 10 s request timeout (invariant 11's bound counts it)",
 	164: "a lone producer stuck in a synchronous produce for a dead owner's commit timeout acked 13 messages: vacuous (two producers at least now)",
+	55:  "vacuous (topic never made): node 1's device filled (FillProb) before the topic existed; every recovery's raft.log rewrite failed on it, and the topic waits for every node to be a live member (FullKillsMax: the operator frees it)",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
 
