@@ -121,6 +121,8 @@ type Disk struct {
 	filled bool // the device filled up (FillProb) when fullAt bytes were used: no growth fits until space is freed
 	fullAt int64
 	damage map[string]uint64 // directory -> silent damage events to its files' device bytes (disk_damage.go)
+	// fullKills counts the Kills since the device filled (FullKillsMax).
+	fullKills int
 }
 
 // DiskConfig sets the fault model of a Disk. Probabilities are per operation (or per page
@@ -139,6 +141,7 @@ type DiskConfig struct {
 	// The faults of issue 11 (see disk_faults.go).
 	EIOProb       [disk.KindSyncDir + 1]float64 // indexed by disk.Kind: a Create, WriteAt, Truncate, Rename, Remove or SyncDir fails with disk.ErrIO and changes nothing (other kinds ignored)
 	FillProb      float64                       // a WriteAt that grows a file fills the device: it and every later growth fail with disk.ErrNoSpace until a Remove or shrinking Truncate frees space
+	FullKillsMax  int                           // a device still full at this many Kills of its process is freed by the operator (0: it stays full until the process frees space)
 	MisdirectProb float64                       // a WriteAt reports success, the cache holds its bytes, but on the device its range keeps the old bytes and the data lands on dirty bytes of some file (or on free space)
 	RotProb       float64                       // after a successful Sync, one bit of the file's clean durable bytes flips (bit rot at rest; the cache keeps the good copy)
 	ProcessProb   float64                       // Kill: the crash is a process crash (page cache kept) with this probability, else a machine crash
@@ -171,6 +174,7 @@ type DiskStats struct {
 	DeviceReads     uint64                       // ReadDevice calls (also counted in Ops[disk.KindReadAt])
 	EIOs            [disk.KindSyncDir + 1]uint64 // ops failed by EIOProb, by kind
 	Fills           uint64                       // times FillProb filled the device
+	FillsFreed      uint64                       // full devices the operator freed after FullKillsMax Kills
 	WritesMisdirect uint64                       // WriteAt whose bytes went elsewhere on the device
 	MisdirectLanded uint64                       // misdirected writes that landed on another file's (or the same file's) dirty bytes
 	Rots            uint64                       // bits flipped at rest by RotProb

@@ -19,7 +19,13 @@ import (
 //   - A full device (FillProb): a WriteAt that would grow a file fills the device instead;
 //     from then on every growth (WriteAt or Truncate past a file's end) fails with
 //     disk.ErrNoSpace until a Remove or a shrinking Truncate frees space, or the faults are
-//     switched off (the operator freed space while the simulator heals).
+//     switched off (the operator freed space while the simulator heals), or (FullKillsMax)
+//     the process was killed that many times on the full device: an operator who sees the
+//     broker down on a full disk frees space. Without that bound a full device is forever
+//     once the process fails on it: the broker fails on ENOSPC (WAL, metastore, ack log),
+//     and every recovery starts by rewriting raft.log through raft.log.tmp, a growth that
+//     fails again, so the process crash-loops without ever running retention (node seeds
+//     15, 36, 73; cluster seed 55, whose topic was never made).
 //   - Misdirected writes (MisdirectProb): the write reports success and the cache holds its
 //     bytes, but on the device its range keeps the bytes it had, and the data lands on the
 //     dirty bytes of a file chosen at random (possibly the same file at another offset),
@@ -94,7 +100,7 @@ func (d *Disk) rot(ino *inode) bool {
 func (d *Disk) full(grow int64) bool {
 	if !d.filled && d.faults && d.fr.Chance(d.cfg.FillProb) {
 		d.stats.Fills++
-		d.filled, d.fullAt = true, d.used()
+		d.filled, d.fullAt, d.fullKills = true, d.used(), 0
 	}
 	return d.filled && d.used()+grow > d.fullAt
 }
@@ -109,12 +115,24 @@ func (d *Disk) freed() {
 // Kill crashes the disk's process: with ProcessProb a process crash (ProcessCrash), else a
 // machine crash (Crash). It reports whether the page cache survived.
 func (d *Disk) Kill() (process bool) {
+	d.operatorFrees()
 	if d.cr.Chance(d.cfg.ProcessProb) {
 		d.ProcessCrash()
 		return true
 	}
 	d.Crash()
 	return false
+}
+
+// operatorFrees counts a Kill on a full device and frees the device at FullKillsMax.
+func (d *Disk) operatorFrees() {
+	if !d.filled || d.cfg.FullKillsMax <= 0 {
+		return
+	}
+	if d.fullKills++; d.fullKills >= d.cfg.FullKillsMax {
+		d.filled = false
+		d.stats.FillsFreed++
+	}
 }
 
 // ProcessCrash is the crash of the process alone: the kernel keeps the page cache, so
@@ -172,7 +190,7 @@ const (
 // FaultString prints the faults of disk_faults.go for a simulator's option line.
 func (c DiskConfig) FaultString() string {
 	k := func(kind disk.Kind) float64 { return c.EIOProb[kind] }
-	return fmt.Sprintf("eio=[create %g write %g truncate %g rename %g remove %g syncdir %g] fill=%g misdirect=%g rot=%g process=%g land=%.3f",
+	return fmt.Sprintf("eio=[create %g write %g truncate %g rename %g remove %g syncdir %g] fill=%g full_kills=%d misdirect=%g rot=%g process=%g land=%.3f",
 		k(disk.KindCreate), k(disk.KindWriteAt), k(disk.KindTruncate), k(disk.KindRename), k(disk.KindRemove), k(disk.KindSyncDir),
-		c.FillProb, c.MisdirectProb, c.RotProb, c.ProcessProb, c.LandProb)
+		c.FillProb, c.FullKillsMax, c.MisdirectProb, c.RotProb, c.ProcessProb, c.LandProb)
 }

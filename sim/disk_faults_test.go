@@ -147,6 +147,29 @@ func TestFullUntilFreed(t *testing.T) {
 	must(t, d2.WriteAt("b", 0, fill(50, 3)))
 }
 
+// A full device stays full across FullKillsMax-1 Kills of its process and is freed by
+// the operator at the FullKillsMax-th; with FullKillsMax 0 it stays full.
+func TestFullFreedAfterKills(t *testing.T) {
+	for _, max := range []int{0, 3} {
+		d := newDisk(3, DiskConfig{FillProb: 1, FullKillsMax: max, ProcessProb: 1})
+		must(t, d.Create("a"))
+		if err := d.WriteAt("a", 0, []byte("x")); !errors.Is(err, disk.ErrNoSpace) {
+			t.Fatalf("max %d: first growth: %v", max, err)
+		}
+		d.cfg.FillProb = 0
+		for kill := 1; kill <= 5; kill++ {
+			d.Kill()
+			err := d.WriteAt("a", 0, []byte("x"))
+			if free := max > 0 && kill >= max; free != (err == nil) {
+				t.Fatalf("max %d, after kill %d: growth gave %v", max, kill, err)
+			}
+		}
+		if want := uint64(min(max, 1)); d.Stats().FillsFreed != want {
+			t.Fatalf("max %d: fills freed %d, want %d", max, d.Stats().FillsFreed, want)
+		}
+	}
+}
+
 // A misdirected write leaves its own range unchanged on the device and lands on another
 // file's dirty bytes, which that file's cache does not show.
 func TestMisdirectedWrite(t *testing.T) {

@@ -51,6 +51,12 @@ type Options struct {
 // HealBoundNs bounds the heal phase in simulated time.
 const HealBoundNs = 120_000_000_000
 
+// FullKillsMax: a device that filled up (FillProb) is freed by the operator once its
+// process was killed this many times on it. The broker fails on ENOSPC and every recovery
+// rewrites raft.log (a growth), so without an operator a fill crash-loops the node to the
+// end of the fault phase (see sim/disk_faults.go).
+const FullKillsMax = 3
+
 // Draw derives a run's options from its seed.
 func Draw(seed uint64) Options {
 	r := rng.New(seed ^ 0x636c757374657273) // "clusters"
@@ -84,6 +90,7 @@ func Draw(seed uint64) Options {
 			StaleProb: pick(0, 0.001, 0.01), StaleMinNs: ms(100, 500), StaleMaxNs: ms(500, 3000),
 		},
 	}
+	o.Disk.FullKillsMax = FullKillsMax
 	o.DeadAfterNs = []int64{5_000_000_000, ms(800, 2000)}[r.Intn(2)]
 	o.CommitTimeoutNs = []int64{30_000_000_000, ms(1000, 5000)}[r.Intn(2)]
 	if r.Chance(0.5) { // one long outage: the controller marks the node dead, records reroute

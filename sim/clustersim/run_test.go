@@ -21,6 +21,7 @@ var regressionSeeds = map[uint64]string{
 	21:  "same as 16",
 	58:  "same as 16",
 	69:  "after a process crash lease recovery trusted a listed acks.log whose create was never made durable (Create EIO of another partition stopped the node before the directory sync); a machine crash then dropped it with the acks of the next 1.5 s (core/lease row R1)",
+	55:  "vacuous (topic never made): node 1's device filled (FillProb) before the topic existed; every recovery's raft.log rewrite failed on it, and the topic waits for every node to be a live member (FullKillsMax: the operator frees it)",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
 

@@ -32,6 +32,12 @@ type Options struct {
 	Disk            sim.DiskConfig
 }
 
+// FullKillsMax: a device that filled up (FillProb) is freed by the operator once its
+// process was killed this many times on it. The broker fails on ENOSPC and every recovery
+// rewrites raft.log (a growth), so without an operator a fill crash-loops the node to the
+// end of the fault phase (see sim/disk_faults.go).
+const FullKillsMax = 3
+
 // Draw derives a run's options from its seed.
 func Draw(seed uint64) Options {
 	r := rng.New(seed ^ 0x6e6f646573696d) // "nodesim"
@@ -62,6 +68,7 @@ func Draw(seed uint64) Options {
 			LandProb:         r.Float64(),
 		},
 	}
+	o.Disk.FullKillsMax = FullKillsMax
 	if r.Chance(0.25) {
 		o.RetentionMs, o.SegmentBytesMax = int64(r.Range(100, 1500)), int64(r.Range(2_000, 20_000))
 	}

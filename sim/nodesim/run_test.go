@@ -11,7 +11,7 @@ var regressionSeeds = map[uint64]string{
 	192: "same as 54",
 	278: "same as 54",
 	8:   "a replay waiting for its partition's recovery was answered 204 (past the end) below the high watermark (linearizability)",
-	15:  "retention removed records the leases still handed out: each failed its read, was released and leased again first, so consumers starved (invariant 2)",
+	15:  "retention removed records the leases still handed out: each failed its read, was released and leased again first, so consumers starved (invariant 2); later vacuous (21 acked): the device filled (FillProb) at the start and every recovery's raft.log rewrite failed on it, a crash loop to the end (an operator now frees a device full across FullKillsMax kills)",
 	17:  "same as 15",
 	469: "acks of an earlier process lost with a snapshot the disk silently lost (row S3): the model excused only damage in the ack's own process",
 	2:   "an ack frame whose write the disk misdirected (synced, then lost at a machine crash 64 ms later) was not excused: the model counted only corrupted and lost writes as damage (now sim.Disk.Damage of the ack directory between the ack and the crash)",
@@ -20,6 +20,8 @@ var regressionSeeds = map[uint64]string{
 	87:  "same as 2",
 	44:  "a misdirected write landed another partition's valid ack frame in acks.log; its floor marked records acked that no client acked, and they were never delivered again (core/lease: frames tagged with their partition, formats 3 and 4)",
 	145: "after a process crash lease recovery trusted a listed acks.log whose create was never made durable; a machine crash then dropped it with every ack flushed since (core/lease row R1: recovery syncs the log and the directory)",
+	36:  "vacuous (67 acked): a full device (FillProb) crash-looped the node on every recovery's raft.log rewrite (FullKillsMax)",
+	73:  "vacuous (30 acked): same as 36, the first failure an ack log growth",
 	71:  "re-dispatch past the README's 250 ms: the checkpoint stayed behind a partition backing off 1 s after a failed commit, and a crash at 302 ms committed ~1,100 records again (invariant 10, RedispatchBoundNs)",
 }
 

@@ -49,6 +49,7 @@ func Draw(seed uint64) Options {
 			CrashGarbageProb: r.Float64(),
 			EIOProb:          sim.DrawEIO(r, 0, 0, 0.001, 0.005),
 			FillProb:         pick(0, 0, 0.0005, 0.002),
+			FullKillsMax:     3, // an operator frees a device full across 3 kills (sim/disk_faults.go; seed 15 crash-looped on it)
 			MisdirectProb:    pick(0, 0, 0.002, 0.01),
 			RotProb:          0, // rot of an acknowledged record's only copy is loss by definition (see sim/doc.go)
 			ProcessProb:      pick(0, 0.3, 0.7),
