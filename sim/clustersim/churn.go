@@ -42,6 +42,16 @@ func (u *run) churnStep() {
 	})
 }
 
+// churnDeleteSent reports whether a delete of the churn topic was sent in [fromNs, toNs].
+func (u *run) churnDeleteSent(fromNs, toNs int64) bool {
+	for _, op := range u.churn.ops {
+		if !op.create && op.sentNs >= fromNs && op.sentNs <= toNs {
+			return true
+		}
+	}
+	return false
+}
+
 // onChurned notes what the topic's state is after an answer, and schedules the next.
 func (u *run) onChurned(resp node.Response) {
 	op := &u.churn.ops[len(u.churn.ops)-1]

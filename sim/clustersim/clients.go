@@ -232,8 +232,18 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	if resp.Err != nil {
 		next += errorBackoffNs // a client backs off on errors (think time may be 0)
 	}
+	if next == req.callNs {
+		// Answered at the instant it was sent (a stats gather whose sends all failed at
+		// the sender): with no think time the client would ask again at that instant
+		// for ever (seeds 285, 293: a livelock of the model, not of the node).
+		next += instantAnswerGapNs
+	}
 	u.s.At(next, event{kind: evClient, client: req.client})
 }
+
+// instantAnswerGapNs is the least a client waits after an answer that came at the
+// instant it asked: its round trip, which the simulation otherwise takes as zero.
+const instantAnswerGapNs = 100_000
 
 // errorBackoffNs is how long a client waits before retrying after an error answer.
 const errorBackoffNs = 10_000_000
@@ -400,6 +410,12 @@ func (u *run) onAcked(req request, resp node.Response) {
 func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Response) error {
 	if resp.Err != nil || req.mode == node.AckRelease || l.nacked {
 		return nil // not answered (routed, owner down): says nothing
+	}
+	if j := slices.Index(req.acked, k); j < 0 || j >= len(resp.Results) || !errors.Is(resp.Results[j], node.ErrLeaseGone) {
+		return nil // not "lease gone" (a replica that lags answers not ready): says nothing
+	}
+	if k.topicID != u.topicID && u.churnDeleteSent(u.churn.createdAt[k.topicID], u.s.Now()) {
+		return nil // the churn topic's incarnation may be gone, and its leases with it
 	}
 	start := max(l.callNs, l.renewedNs)
 	if req.callNs+u.netSlackNs() >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) {
