@@ -1,7 +1,9 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/narad/narad/core/disk"
 )
@@ -16,15 +18,46 @@ func (l *Log) writeCheckpoint() {
 	}
 	l.ckptWriting, l.skipWriting = l.ckptWanted, l.skipWanted
 	gen := l.ckptGen + 1
+	l.ckptSlot = encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting, skip: l.skipWriting})
+	l.ckptVerifyTries = 0
 	l.issue(purposeCheckpoint, disk.Op{
-		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen),
-		Data: encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting, skip: l.skipWriting}),
+		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen), Data: l.ckptSlot,
 	})
+}
+
+// readBackCheckpoint reads the slot just synced from the device. Compaction removes
+// segments on the strength of the durable checkpoint, so a slot write that reported
+// success but landed elsewhere (a misdirected or corrupted write) must not count: the
+// device would keep the old slot while the records it still needs are removed (walsim
+// seed 210).
+func (l *Log) readBackCheckpoint() {
+	l.issue(purposeCheckpoint, disk.Op{Kind: disk.KindReadAt, Device: true, Name: l.checkpointName(),
+		Off: checkpointSlotOffset(l.ckptGen + 1), Len: len(l.ckptSlot)})
+}
+
+func (l *Log) onCheckpointReadBack(res disk.Result) {
+	if res.Err == nil && bytes.Equal(res.Data, l.ckptSlot) {
+		l.ckptGen++
+		l.ckptDurable, l.skipDurable = l.ckptWriting, l.skipWriting
+		l.ckptWriting = 0 // moves that came in meanwhile have set ckptFlushAt already
+		l.maybeCompact()
+		return
+	}
+	if l.ckptVerifyTries < l.cfg.ReadRetriesMax {
+		l.ckptVerifyTries++ // a read can be corrupted in passing: read again before deciding
+		l.readBackCheckpoint()
+		return
+	}
+	if res.Err != nil {
+		l.fail(fmt.Errorf("reading back the checkpoint: %w", res.Err))
+		return
+	}
+	l.fail(errors.New("silent write corruption: the checkpoint slot read back differs from what was written"))
 }
 
 func (l *Log) onCheckpointStep(res disk.Result) {
 	assert(l.ckptWriting != 0, "checkpoint step with no checkpoint write")
-	if res.Err != nil {
+	if res.Err != nil && res.Kind != disk.KindReadAt {
 		l.fail(res.Err)
 		return
 	}
@@ -32,10 +65,9 @@ func (l *Log) onCheckpointStep(res disk.Result) {
 	case disk.KindWriteAt:
 		l.issue(purposeCheckpoint, disk.Op{Kind: disk.KindSync, Name: l.checkpointName()})
 	case disk.KindSync:
-		l.ckptGen++
-		l.ckptDurable, l.skipDurable = l.ckptWriting, l.skipWriting
-		l.ckptWriting = 0 // moves that came in meanwhile have set ckptFlushAt already
-		l.maybeCompact()
+		l.readBackCheckpoint()
+	case disk.KindReadAt:
+		l.onCheckpointReadBack(res)
 	}
 }
 

@@ -13,6 +13,7 @@ type recoveryPhase uint8
 
 const (
 	phaseList recoveryPhase = iota + 1
+	phaseCheckpointSync
 	phaseCheckpoint
 	phaseScan
 	phaseFinish
@@ -58,6 +59,8 @@ func (l *Log) recoverStep(res disk.Result) {
 	switch rc.phase {
 	case phaseList:
 		l.onList(res)
+	case phaseCheckpointSync:
+		l.onCheckpointSynced(res)
 	case phaseCheckpoint:
 		l.onCheckpointRead(res)
 	case phaseScan:
@@ -89,12 +92,26 @@ func (l *Log) onList(res disk.Result) {
 		rc.segs = append(rc.segs, segment{name: l.cfg.Dir + "/" + name, firstSeq: first})
 	}
 	if rc.hasCkpt {
-		rc.phase = phaseCheckpoint
-		l.readCheckpoint()
+		rc.phase = phaseCheckpointSync
+		l.issue(purposeRecover, disk.Op{Kind: disk.KindSync, Name: l.checkpointName()})
 		return
 	}
 	rc.note("R1 no checkpoint file: start at the oldest record")
 	l.startScan()
+}
+
+// onCheckpointSynced: the checkpoint file is synced before it is read. After a process
+// crash the dead process's last slot write may still be dirty in the page cache, and a
+// device read (O_DIRECT writes dirty pages back first) returns it though a machine crash
+// could still lose it; recovery would then compact on a checkpoint that is not durable
+// (walsim seed 211). After the sync, what the device read returns is durable.
+func (l *Log) onCheckpointSynced(res disk.Result) {
+	if res.Err != nil {
+		l.fail(fmt.Errorf("syncing the checkpoint: %w", res.Err))
+		return
+	}
+	l.rec.phase = phaseCheckpoint
+	l.readCheckpoint()
 }
 
 // Recovery reads the device, not the page cache (Op.Device): after a process crash that

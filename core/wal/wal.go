@@ -43,11 +43,13 @@ type Log struct {
 	spareBuf    []byte
 
 	// Checkpoint: the first seq not yet dispatched, made durable lazily.
-	ckptWanted  uint64
-	ckptDurable uint64
-	ckptGen     uint64 // generation of the newest durable slot
-	ckptWriting uint64 // value being written, 0 when no checkpoint write is in flight
-	ckptFlushAt int64  // when the pending checkpoint move is written; 0 = none pending
+	ckptWanted      uint64
+	ckptDurable     uint64
+	ckptGen         uint64 // generation of the newest durable slot
+	ckptWriting     uint64 // value being written, 0 when no checkpoint write is in flight
+	ckptFlushAt     int64  // when the pending checkpoint move is written; 0 = none pending
+	ckptSlot        []byte // the slot being written, compared with its device read-back
+	ckptVerifyTries int    // read-backs of that slot so far
 
 	// The skip-set above the checkpoint (checkpoint_skip.go), written in the same slot.
 	skipWanted, skipDurable, skipWriting Skip

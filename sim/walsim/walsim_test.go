@@ -59,8 +59,19 @@ func TestFaultsAreExercised(t *testing.T) {
 //   - 20: after failed fdatasyncs and process crashes (which keep the page cache, lost
 //     pages included) recovery scanned the cache and an acknowledged record was lost at
 //     the next machine crash. Fixed by scanning the device (Op.Device) in WAL recovery.
+//   - 210: a checkpoint slot write was misdirected; its fdatasync succeeded, the WAL took
+//     the new checkpoint as durable and compacted records the device's older checkpoint
+//     still pointed into. Fixed by reading the slot back from the device after its sync.
+//   - 211: after a process crash recovery read the dead process's unsynced slot from the
+//     device (dirty pages are written back first), compacted on it, and a machine crash
+//     then brought back the old checkpoint. Fixed by syncing the checkpoint file before
+//     recovery reads it.
+//   - 36, 74, 111, 161: the device filled up early (FillProb) with every record in the active
+//     segment; the WAL stopped cleanly on each write and restarted in a loop, and the seed
+//     was vacuous. The simulator now frees space before restarting a node that met a full
+//     device (run.go freeSpace).
 func TestRegressionSeeds(t *testing.T) {
-	for _, seed := range []uint64{20, 252, 635, 788} {
+	for _, seed := range []uint64{20, 36, 74, 111, 161, 210, 211, 252, 635, 788} {
 		if res := Run(Draw(seed)); res.Violation != nil {
 			t.Errorf("seed %d: %v", seed, res.Violation)
 		}
