@@ -72,7 +72,8 @@
 // Every SnapshotEveryEntries applied entries, the state is written to snap.tmp, synced,
 // renamed over snap, the directory synced, then raft.log is rewritten the same way without
 // the entries the snapshot covers. A crash at any step leaves either the old snap with the
-// full log, or the new snap with a log whose early entries it covers (row L6).
+// full log, or the new snap with a log whose early entries it covers (row L6); a received
+// snapshot may also leave a log whose entries after it are a suffix it replaced (row L8).
 //
 // A follower too far behind gets the leader's snapshot (MsgSnap). It is installed through
 // the same steps (snap.tmp, sync, read-back, rename, directory sync) before raft's storage
@@ -97,6 +98,8 @@
 //	L4  damage with a valid frame after it        fail (ErrCorrupt): synced data is damaged
 //	L5  entry indexes not contiguous              fail (ErrCorrupt)
 //	L6  entries at or below the snapshot index    skip them
+//	L8  the log's entry at the snapshot index     drop the entries after it: a received
+//	    has another term than the snapshot        snapshot replaced them (raft's restore)
 //	L7  terms go backwards, or the hard state's   fail (ErrCorrupt)
 //	    commit is past the log or its term below
 //	B   nothing recovered at all                  bootstrap Config.Voters (default: ID alone)

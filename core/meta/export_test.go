@@ -25,6 +25,15 @@ func AppliedCommands(s *Store) uint64 { return s.sm.commands }
 // SnapshotIndex is the index of the newest durable snapshot.
 func SnapshotIndex(s *Store) uint64 { return s.snapIndex }
 
+// SnapshotTerm is the term of the newest durable snapshot.
+func SnapshotTerm(s *Store) uint64 {
+	sn, err := s.ms.Snapshot()
+	if err != nil {
+		panic(err)
+	}
+	return sn.GetMetadata().GetTerm()
+}
+
 // AppendLogFrame appends one raft.log frame, for tests that lay down files by hand.
 func AppendLogFrame(dst []byte, term, vote, commit uint64, ents []*raftpb.Entry) []byte {
 	return appendLogFrame(dst, hardState{Term: term, Vote: vote, Commit: commit}, ents)

@@ -26,19 +26,22 @@ type recovery struct {
 	hasSnap bool
 	hasLog  bool
 
-	buf       []byte // the file being read, from offset 0
-	readErrs  int    // failed reads of the current position
-	retries   int    // re-reads of the damage at damageAt
-	damageAt  int    // offset of the damaged frame being re-read, -1 for none
-	parsed    int    // raft.log bytes decoded into frames
-	frames    int
-	snap      *snapshot
-	hs        hardState
-	hasHS     bool
-	ents      []*raftpb.Entry // after the snapshot index, contiguous
-	skipped   int             // entries at or below the snapshot index (row L6)
-	bootstrap bool
-	notes     []string
+	buf      []byte // the file being read, from offset 0
+	readErrs int    // failed reads of the current position
+	retries  int    // re-reads of the damage at damageAt
+	damageAt int    // offset of the damaged frame being re-read, -1 for none
+	parsed   int    // raft.log bytes decoded into frames
+	frames   int
+	snap     *snapshot
+	hs       hardState
+	hasHS    bool
+	ents     []*raftpb.Entry // after the snapshot index, contiguous
+	skipped  int             // entries at or below the snapshot index (row L6)
+	// The log's newest entry at the snapshot index, if it has one (row L8).
+	hasAtBase  bool
+	termAtBase uint64
+	bootstrap  bool
+	notes      []string
 }
 
 func (rc *recovery) note(format string, args ...any) {
@@ -210,7 +213,7 @@ func (s *Store) addFrame(f logFrame) bool {
 	for _, e := range f.Entries {
 		i := e.GetIndex()
 		if i <= base {
-			rc.skipped++ // row L6
+			rc.skipBelowSnapshot(e, base)
 			continue
 		}
 		if last := base + uint64(len(rc.ents)); i > last+1 {
@@ -221,6 +224,30 @@ func (s *Store) addFrame(f logFrame) bool {
 		rc.ents = append(rc.ents[:i-base-1], e)
 	}
 	return true
+}
+
+// skipBelowSnapshot takes an entry the snapshot covers (row L6). It still replaces every
+// entry at or after its index: those after the snapshot go, and the log's entry at the
+// snapshot index is remembered for row L8.
+func (rc *recovery) skipBelowSnapshot(e *raftpb.Entry, base uint64) {
+	rc.skipped++
+	rc.ents = rc.ents[:0]
+	rc.hasAtBase = e.GetIndex() == base
+	rc.termAtBase = e.GetTerm()
+}
+
+// dropForeignSuffix applies row L8. A snapshot received from the leader is made durable
+// before raft.log is rewritten, so a crash between the two leaves the old log, whose
+// entries after the snapshot index may be a conflicting suffix from an older term. Raft
+// keeps the entries after a snapshot only when its log holds the snapshot's own entry
+// (index and term); otherwise the snapshot replaces the whole log, and so does recovery.
+func (rc *recovery) dropForeignSuffix() {
+	if rc.snap == nil || len(rc.ents) == 0 || !rc.hasAtBase || rc.termAtBase == rc.snap.Term {
+		return
+	}
+	rc.note("L8 %s holds entry %d at term %d, the snapshot term %d: drop its %d entries after it",
+		LogFile, rc.snap.Index, rc.termAtBase, rc.snap.Term, len(rc.ents))
+	rc.ents = nil
 }
 
 func (rc *recovery) base() uint64 {
@@ -240,6 +267,7 @@ func (s *Store) decide() {
 	if rc.skipped > 0 {
 		rc.note("L6 skip %d entries at or below the snapshot index %d", rc.skipped, base)
 	}
+	rc.dropForeignSuffix()
 	hs := rc.hs
 	if rc.snap != nil {
 		hs.Term, hs.Commit = max(hs.Term, baseTerm), max(hs.Commit, base)

@@ -179,6 +179,38 @@ func TestRecoveryL6EntriesBelowSnapshotSkipped(t *testing.T) {
 	}
 }
 
+// Row L8 (metasim seed 149): a follower installs the leader's snapshot, and crashes after
+// snap is renamed but before raft.log is rewritten. The old log holds a suffix from an
+// older term past the snapshot index, which the snapshot replaced: recovery drops it
+// instead of refusing the log because its terms go backwards.
+func TestRecoveryL8SuffixReplacedBySnapshotDropped(t *testing.T) {
+	h, created := snapshotted(t, nil)
+	k, term := meta.SnapshotIndex(h.s), meta.SnapshotTerm(h.s)
+	if term < 2 {
+		t.Fatalf("snapshot term %d: the test needs an older term", term)
+	}
+	old := term - 1
+	stale := meta.AppendLogFrame(nil, old, 1, k-1, []*raftpb.Entry{
+		entry(k-1, old, raftpb.EntryNormal, nil), entry(k, old, raftpb.EntryNormal, nil)})
+	stale = meta.AppendLogFrame(stale, 0, 0, 0, []*raftpb.Entry{entry(k+1, old, raftpb.EntryNormal, nil)})
+	putFile(t, h.d, "meta/raft.log", stale)
+	h.restart()
+	if h.failed != nil || !hasDecision(h.recovered, "L8") {
+		t.Fatalf("failure %v, recovery %+v", h.failed, h.recovered)
+	}
+	if h.recovered.LastIndex < k || names(h.s.Topics()) != strings.Join(created, ",") {
+		t.Fatalf("last index %d (snapshot %d), topics %s", h.recovered.LastIndex, k, names(h.s.Topics()))
+	}
+	h.settle()
+	if d := h.run(create("zz")); d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	h.crash()
+	if hasDecision(h.recovered, "L8") || names(h.s.Topics()) != strings.Join(append(created, "zz"), ",") {
+		t.Fatalf("after the rewrite: decisions %v topics %s", h.recovered.Decisions, names(h.s.Topics()))
+	}
+}
+
 func entry(index, term uint64, typ raftpb.EntryType, data []byte) *raftpb.Entry {
 	return &raftpb.Entry{Index: new(index), Term: new(term), Type: typ.Enum(), Data: data}
 }
