@@ -1,7 +1,9 @@
 package clustersim
 
 import (
+	"github.com/narad/narad/sim"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -59,9 +61,7 @@ func TestSameSeedSameTrace(t *testing.T) {
 // Over seeds 1-100 every fault class of the cluster simulator fires somewhere and every
 // checker does real work: a class or a check that never runs proves nothing.
 func TestFaultsAndCheckersCovered(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 100 seeds")
-	}
+	sim.CoverageSweep(t, os.Getenv)
 	faults, checks := map[string]uint64{}, map[string]uint64{}
 	for seed := uint64(1); seed <= 100; seed++ {
 		res := Run(Draw(seed))

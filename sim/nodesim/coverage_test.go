@@ -1,7 +1,9 @@
 package nodesim
 
 import (
+	"github.com/narad/narad/sim"
 	"maps"
+	"os"
 	"slices"
 	"testing"
 )
@@ -10,9 +12,7 @@ import (
 // work (issue 11, point 5): a checker that never runs, or a fault that never fires,
 // proves nothing.
 func TestSeedsCoverFaultsAndCheckers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("100 seeds")
-	}
+	sim.CoverageSweep(t, os.Getenv)
 	faults, checkers := map[string]uint64{}, map[string]uint64{}
 	for seed := uint64(1); seed <= 100; seed++ {
 		s := Run(Draw(seed)).Stats
