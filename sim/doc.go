@@ -60,7 +60,7 @@
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
 // ignored and its appends answered). The group's device read-back now sees the pages the
 // failed sync lost and fails the WAL before anything is answered, so no invariant breaks
-// in wal seeds 1-400: the second defense hides the first bug.
+// in wal seeds 1-200: the second defense hides the first bug.
 //
 // Not yet caught (kept, not listed in MUTATIONS): skipaftertorn (core/wal: recovery skips
 // the valid record after a damaged one). No simulator makes a damaged WAL frame with an
