@@ -6,33 +6,8 @@ package clustersim
 // node only ever sees its own clock: every time given to it and every deadline it asks
 // for are in its local time; the clients' history uses simulated time.
 
-// clock is one machine's: local = t + offset + step + t*ppm/1e6.
-type clock struct {
-	offsetNs int64
-	ppm      int64
-	stepNs   int64 // the sum of the steps so far
-}
-
-// local is the machine's reading at simulated time t.
-func (c clock) local(t int64) int64 { return t + c.offsetNs + c.stepNs + t*c.ppm/1_000_000 }
-
-// sim is the first simulated time at which the machine reads at least local.
-func (c clock) sim(local int64) int64 {
-	if local <= c.local(0) {
-		return 0
-	}
-	t := (local - c.offsetNs - c.stepNs) / (1_000_000 + c.ppm) * 1_000_000
-	for c.local(t) < local {
-		t += max(1, (local-c.local(t))/2)
-	}
-	for t > 0 && c.local(t-1) >= local {
-		t--
-	}
-	return t
-}
-
 // nowOf is node mb's clock now.
-func (u *run) nowOf(mb *member) int64 { return mb.clock.local(u.s.Now()) }
+func (u *run) nowOf(mb *member) int64 { return mb.clock.Local(u.s.Now()) }
 
 // clockStep is one step of a node's clock.
 type clockStep struct {
@@ -49,8 +24,8 @@ func (u *run) clockStep() {
 	i := u.r.Intn(len(u.members))
 	mb := u.members[i]
 	by := int64(u.r.Range(1, int(u.o.StepNs))) * []int64{-1, 1}[u.r.Intn(2)]
-	by = max(by, -(mb.clock.offsetNs + mb.clock.stepNs))
-	mb.clock.stepNs += by
+	by = max(by, -(mb.clock.OffsetNs + mb.clock.StepNs))
+	mb.clock.StepNs += by
 	u.stats.ClockSteps++
 	u.steps = append(u.steps, clockStep{atNs: u.s.Now(), byNs: by})
 	u.record('k', uint64(i), uint64(by))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/sim"
+	"github.com/narad/narad/sim/simclock"
 	"github.com/narad/narad/sim/simnet"
 )
 
@@ -135,14 +136,6 @@ func (o Options) String() string {
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }
 
-// clock is node i's clock: offsets spread over [0, 2×SkewNs] (a node's clock never reads
-// below zero: the core takes 0 for "unset") and rates over [-DriftPPM, DriftPPM], derived
-// from the seed and the node (not from the run's stream).
-func (o Options) clock(i int) clock {
-	if o.SkewNs == 0 && o.DriftPPM == 0 {
-		return clock{}
-	}
-	r := rng.New(o.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15)
-	return clock{offsetNs: int64(r.Range(0, int(2*o.SkewNs))),
-		ppm: int64(r.Range(0, int(2*o.DriftPPM))) - o.DriftPPM}
-}
+// clock is node i's clock (simclock.Draw: drawn from the seed and the node, not from
+// the run's stream).
+func (o Options) clock(i int) simclock.Clock { return simclock.Draw(o.Seed, i, o.SkewNs, o.DriftPPM) }

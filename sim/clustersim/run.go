@@ -13,6 +13,7 @@ import (
 	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
+	"github.com/narad/narad/sim/simclock"
 	"github.com/narad/narad/sim/simnet"
 )
 
@@ -52,7 +53,7 @@ type member struct {
 	epoch   uint64
 	up      bool
 	tickAt  int64 // simulated time
-	clock   clock
+	clock   simclock.Clock
 	pending map[uint64]request
 }
 
@@ -142,7 +143,7 @@ func runWith(o Options, r *rng.Rand) Result {
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
-		if u.members[i].clock != (clock{}) {
+		if u.members[i].clock != (simclock.Clock{}) {
 			u.stats.SkewedNodes++
 		}
 	}
@@ -388,8 +389,8 @@ func (u *run) drain(i int) {
 		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: mb.epoch})
 	}
 	u.checkLeader(mb)
-	if at, ok := mb.n.NextDeadline(); ok && max(mb.clock.sim(at), u.s.Now()) != mb.tickAt {
-		mb.tickAt = max(mb.clock.sim(at), u.s.Now())
+	if at, ok := mb.n.NextDeadline(); ok && max(mb.clock.Sim(at), u.s.Now()) != mb.tickAt {
+		mb.tickAt = max(mb.clock.Sim(at), u.s.Now())
 		u.s.At(mb.tickAt, event{kind: evTick, node: i, epoch: mb.epoch})
 	}
 }
