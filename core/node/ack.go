@@ -72,13 +72,8 @@ func (n *Node) handleOwner(t meta.Topic, h string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if k.topicID > t.ID {
-		// A newer incarnation than this node's replica knows (it lags a delete and a
-		// create): its lease may well be live at an owner this node cannot name yet.
-		return 0, fmt.Errorf("%w: the handle names an incarnation of the topic this node does not know yet", ErrNotReady)
-	}
 	if k.topicID != t.ID || k.index >= t.Partitions {
-		return 0, ErrLeaseGone // another topic's handle, or an incarnation deleted since
+		return 0, ErrLeaseGone // another topic's handle
 	}
 	return n.ownerOf(t, k.index), nil
 }
@@ -144,9 +139,6 @@ func (n *Node) ackOne(nowNs int64, topicID uint64, h string, mode AckMode) error
 		return err
 	}
 	p := n.parts[k]
-	if k.topicID > topicID {
-		return fmt.Errorf("%w: the handle names an incarnation of the topic this node does not know yet", ErrNotReady)
-	}
 	if k.topicID != topicID || p == nil || !p.ready() {
 		return ErrLeaseGone // another topic's handle, or a lease lost with a restart
 	}

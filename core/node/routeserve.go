@@ -78,9 +78,6 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status, resp.Reason = errorStatus(err)
 	case !ok:
 		resp.Status = wire.StatusNotFound
-	case handlesNewer(t.ID, m.Handles):
-		// This owner's replica lags the incarnation the handles name: not "gone", not yet.
-		resp.Status, resp.Reason = errorStatus(fmt.Errorf("%w: a handle names an incarnation of the topic this owner does not know yet", ErrNotReady))
 	default:
 		for _, h := range m.Handles {
 			err := n.ackOne(nowNs, t.ID, h, AckMode(m.Mode))
@@ -145,15 +142,4 @@ func (n *Node) onStatsRequest(nowNs int64, from uint64, m wire.StatsRequest) {
 		resp.Partitions = n.localStats(nowNs, t)
 	}
 	n.send(from, resp)
-}
-
-// handlesNewer reports whether a handle names a newer incarnation of the topic than
-// topicID, the one this node's replica knows.
-func handlesNewer(topicID uint64, handles []string) bool {
-	for _, h := range handles {
-		if k, _, _, err := decodeHandle(h); err == nil && k.topicID > topicID {
-			return true
-		}
-	}
-	return false
 }

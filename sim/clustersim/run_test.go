@@ -26,7 +26,7 @@ var regressionSeeds = map[uint64]string{
 	55:  "vacuous (topic never made): node 1's device filled (FillProb) before the topic existed; every recovery's raft.log rewrite failed on it, and the topic waits for every node to be a live member (FullKillsMax: the operator frees it)",
 	285: "a stats client answered at the instant it asked (every StatsRequest failed at the sender) asked again at that instant for ever: a livelock of the model (instantAnswerGapNs)",
 	293: "same as 285",
-	135: "an ack of a churn incarnation deleted meanwhile was answered lease gone, rightly: the check now excuses an incarnation whose delete was sent after its create (a node whose replica lags a newer incarnation now answers not ready)",
+	135: "an ack of a churn incarnation deleted meanwhile was answered lease gone, rightly: the check now excuses an incarnation whose delete was sent after its create",
 	209: "same as 135",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 }
