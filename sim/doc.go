@@ -38,9 +38,9 @@
 //
 //	tag (narad_mut_…)  package    the bug                                           sim      check
 //	ackearly           wal        appends answered before their fdatasync           wal      invariant 1
-//	skipreadback       plog       commits published without the read-back           node     invariant 2
+//	skipreadback       plog       commits published without the read-back           node     invariant 4
 //	ckptearly          dispatch   checkpoint over commits still in flight           node     invariant 1
-//	hwbeforesync       plog       high watermark moved before the fdatasync         node     invariant 1
+//	hwbeforesync       plog       high watermark moved before the fdatasync         node     invariant 4
 //	readbackcache      wal, plog  read-backs served from the page cache             node     invariant 1
 //	nacksettle         lease      nack and expiry settle instead of release         node     invariant 9
 //	leasestale         lease      an old lease's handle still honoured              node     invariant 9
