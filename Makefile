@@ -5,7 +5,7 @@ BIN    := bin
 # Deliberate bugs behind build tags, as tag:simulation:seeds:check — each must make
 # narad-sim report a violation from that check within that many seeds (sim/doc.go lists
 # what each bug is and why that check sees it).
-MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 \
+MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:20:invariant-1 \
 	narad_mut_skipreadback:node:500:invariant-4 narad_mut_ckptearly:node:500:invariant-1 \
 	narad_mut_hwbeforesync:node:500:invariant-4 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \

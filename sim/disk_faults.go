@@ -83,8 +83,31 @@ func (d *Disk) rot(ino *inode) bool {
 	if !d.faults || len(ino.durable) == 0 || !d.fr.Chance(d.cfg.RotProb) {
 		return false
 	}
-	at := d.fr.Intn(len(ino.durable))
-	if len(ino.dirty.within(at, at+1)) > 0 {
+	return d.rotByte(ino, d.fr.Intn(len(ino.durable)))
+}
+
+// RotAt is bit rot placed by a simulator: one bit, drawn from the fault stream, of the
+// durable byte at off of the durable file name flips (the cache keeps the good copy). It
+// reports whether it did: a name not durably linked, an offset past the durable image, or
+// a dirty byte (the next sync overwrites it) is left alone. The file's directory is
+// counted damaged (Damage).
+func (d *Disk) RotAt(name string, off int64) bool {
+	dn, base := path.Split(name)
+	dr := d.dirs[cleanDir(dn)]
+	if dr == nil || dr.durable[base] == nil || off < 0 || off >= int64(len(dr.durable[base].durable)) {
+		return false
+	}
+	if !d.rotByte(dr.durable[base], int(off)) {
+		return false
+	}
+	d.noteDamage(name)
+	return true
+}
+
+// rotByte flips one bit of the durable byte at of ino, unless that byte is dirty or
+// past the cached file's end (a pending truncate).
+func (d *Disk) rotByte(ino *inode, at int) bool {
+	if at >= len(ino.cur) || len(ino.dirty.within(at, at+1)) > 0 {
 		return false // dirty: the next sync overwrites it anyway
 	}
 	d.stats.Rots++

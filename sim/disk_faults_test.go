@@ -218,6 +218,24 @@ func TestBitRotAtRest(t *testing.T) {
 	}
 }
 
+// RotAt flips one bit of the durable byte asked for, counts the directory damaged, and
+// leaves dirty bytes, bytes past the durable end and unknown names alone.
+func TestRotAtPlacesRot(t *testing.T) {
+	d := newDisk(5, DiskConfig{})
+	durableFile(t, d, "w/f", fill(100, 7))
+	must(t, d.WriteAt("w/f", 90, fill(20, 8)))
+	if d.RotAt("w/f", 95) || d.RotAt("w/f", 100) || d.RotAt("w/g", 1) || d.RotAt("w/f", -1) {
+		t.Fatal("rotted a dirty byte, a byte past the durable end or a missing file")
+	}
+	if !d.RotAt("w/f", 40) || d.Stats().Rots != 1 || d.Damage("w") != 1 {
+		t.Fatalf("rots %d damage %d", d.Stats().Rots, d.Damage("w"))
+	}
+	got := deviceContents(t, d, "w/f")
+	if diff := onesDiff(got[:90], fill(100, 7)[:90]); diff != 1 || got[40] == fill(100, 7)[40] {
+		t.Fatalf("device differs in %d bits, byte 40 %x", diff, got[40])
+	}
+}
+
 // A process crash keeps the page cache and the pending directory journal: unsynced
 // writes still read back, and a later machine crash decides them.
 func TestProcessCrashKeepsCache(t *testing.T) {

@@ -23,10 +23,12 @@
 // narad_mut_readbackcache serves the first three from the cache and the node simulator
 // catches it (invariant 1).
 //
-// The simulators draw every fault of disk_faults.go except bit rot (RotProb stays 0 in
-// their options): Narad keeps one copy of a record (its WAL, then its partition log), so
-// rot of the only copy of an acknowledged record is loss that no check of the core can
-// prevent; the disk's own tests exercise it.
+// The simulators draw every fault of disk_faults.go except the random bit rot of RotProb
+// (it stays 0 in their options): Narad keeps one copy of a record (its WAL, then its
+// partition log), so rot of the only copy of an acknowledged record is loss that no check
+// of the core can prevent. The WAL simulator places rot instead (walsim/rot.go, Disk.RotAt):
+// at a crash, one bit of one acknowledged, undispatched record's durable frame flips; that
+// record leaves the model, and recovery must keep every other one (row R6 of core/wal).
 //
 // # Planted bugs and the checks that catch them
 //
@@ -38,6 +40,7 @@
 //
 //	tag (narad_mut_…)  package    the bug                                           sim      check
 //	ackearly           wal        appends answered before their fdatasync           wal      invariant 1
+//	skipaftertorn      wal        recovery drops the record after a damaged one     wal      invariant 1
 //	skipreadback       plog       commits published without the read-back           node     invariant 4
 //	ckptearly          dispatch   checkpoint over commits still in flight           node     invariant 1
 //	hwbeforesync       plog       high watermark moved before the fdatasync         node     invariant 4
@@ -64,9 +67,4 @@
 // Not caught on the final commit (kept, not listed in MUTATIONS): trusttail (core/plog:
 // recovery trusts the newest frame unverified, row R11): node seeds 59 and 69 caught it
 // as invariant 4 before the WAL and lease recovery fixes; none of seeds 1-100 does now.
-// And skipaftertorn (core/wal: recovery skips
-// the valid record after a damaged one). No simulator makes a damaged WAL frame with an
-// acknowledged record after it that recovery must keep: damage before an acknowledged
-// record comes only from bit rot or a misdirected write onto synced bytes, which the
-// simulators do not draw (rot of an only copy is loss no check can prevent).
 package sim

@@ -21,10 +21,9 @@ func TestEveryFaultAndCheckRuns(t *testing.T) {
 	}
 	// Not drawn here: a disk that fills up to a capacity (NoSpaceFull: the WAL alone
 	// never frees space); and pending size changes at a crash (SizesKept, SizesLost):
-	// the WAL syncs each truncate before it goes on; bit rot (no simulator draws it:
-	// sim/doc.go); FillsFreed (walsim frees a full device itself before it restarts the
+	// the WAL syncs each truncate before it goes on; FillsFreed (walsim frees a full device itself before it restarts the
 	// WAL, run.go freeSpace, so the disk's FullKillsMax never comes into play).
-	if zero := c.Zero("stats.Disk.NoSpaceFull", "stats.Disk.SizesKept", "stats.Disk.SizesLost", "stats.Disk.Rots",
+	if zero := c.Zero("stats.Disk.NoSpaceFull", "stats.Disk.SizesKept", "stats.Disk.SizesLost",
 		"stats.Disk.FillsFreed"); len(zero) > 0 {
 		t.Fatalf("never fired or never ran over seeds 1-100: %v", zero)
 	}

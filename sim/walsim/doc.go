@@ -1,7 +1,8 @@
 // Package walsim runs one node's ingress WAL in the simulator: a seeded workload of
 // concurrent appends (each client waits for its answer, then appends again), disk ops with
 // drawn latencies completing in any order, a stand-in dispatcher moving the checkpoint,
-// fsync failures, read and write faults, crashes and restarts. After every step that can
+// fsync failures, read and write faults, crashes and restarts, and bit rot placed in an
+// acknowledged record at a crash (rot.go). After every step that can
 // change the durable image it checks invariants 1 and 5 (package invariants) against the
 // simulated disk's durable image; after every recovery it checks that every acknowledged
 // record at or above the checkpoint came back byte for byte and that nothing came back that

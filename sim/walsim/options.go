@@ -20,8 +20,11 @@ type Options struct {
 	CrashGapNs    [2]int64 // time between crashes, 0 = no crashes
 	RestartNs     int64    // time a crashed node stays down
 	CheckpointNs  int64    // period of the stand-in dispatcher
-	Disk          sim.DiskConfig
-	WAL           wal.Config
+	// RotAtCrashProb: at a crash, one bit of an acknowledged, undispatched record's
+	// durable frame flips with this probability (rot.go).
+	RotAtCrashProb float64
+	Disk           sim.DiskConfig
+	WAL            wal.Config
 }
 
 // Draw derives a run's options from its seed.
@@ -64,15 +67,16 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.8) {
 		o.CrashGapNs = [2]int64{int64(r.Range(1_000_000, 50_000_000)), int64(r.Range(50_000_000, 2_000_000_000))}
 	}
+	o.RotAtCrashProb = pick(0, 0, 0.3, 0.7) // drawn last: the other options of a seed are as before
 	return o
 }
 
 func (o Options) String() string {
 	d := o.Disk
-	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d\n"+
+	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d rot_at_crash=%g\n"+
 		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d",
-		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs,
+		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs, o.RotAtCrashProb,
 		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs)
 }

@@ -16,6 +16,7 @@ import (
 type Stats struct {
 	Appends, Acked, Failed, Ambiguous uint64
 	Crashes, WALFailures, Recoveries  uint64
+	Rotted                            uint64 // acknowledged records whose only copy rot.go damaged
 	Checks                            uint64
 	Disk                              sim.DiskStats
 }
@@ -177,6 +178,7 @@ func (u *run) crash() {
 	u.d.Land(u.inflight)
 	u.inflight = nil
 	u.d.Kill() // a process or a machine crash; the disk counts which
+	u.rotAtCrash()
 	u.check()
 	u.s.At(u.s.Now()+u.o.RestartNs, event{kind: evRestart})
 }
