@@ -84,12 +84,14 @@ func Open(root string) (*Dir, error) {
 			return nil, mapErr(err)
 		}
 	}
-	return &Dir{
+	d := &Dir{
 		root:      abs,
 		syncFile:  fdatasync,
 		writeFile: (*os.File).WriteAt,
 		files:     make(map[string]*handle),
-	}, nil
+	}
+	d.deviceCached.Store(benchCachedReadBack)
+	return d, nil
 }
 
 // Root returns the absolute path of the root directory.

@@ -1,11 +1,11 @@
 package clustersim
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+
+	"github.com/narad/narad/invariants"
 )
 
 // HealLivenessNs is invariant 11's bound: after the heal begins (faults off, every node
@@ -56,13 +56,13 @@ func (u *run) heal() {
 			u.resetLink(a, b, true)
 		}
 	}
-	var late lateness
+	late := invariants.Lateness{BoundNs: HealLivenessNs}
 	for u.err == nil && u.m.missing > 0 {
 		e, ok := u.s.Next()
 		if !ok || u.s.Now()-start > HealBoundNs {
 			break
 		}
-		late.watch(u, start)
+		late.Watch(u.s.Now(), start, u.look)
 		u.step(e)
 	}
 	if u.err != nil {
@@ -73,10 +73,8 @@ func (u *run) heal() {
 			u.m.missing, HealBoundNs/1_000_000_000, u.undelivered(10)))
 		return
 	}
-	late.nextNs = 0
-	late.watch(u, start)
-	if len(late.at)+len(late.open) > 0 {
-		u.violate(late.violation())
+	if err := late.Final(u.s.Now(), start, u.look); err != nil {
+		u.violate(err)
 		return
 	}
 	u.stats.HealNs = u.s.Now() - start
@@ -84,60 +82,14 @@ func (u *run) heal() {
 	u.checkLinearizable()
 }
 
-// lateness is invariant 11's watch. A message is consumable once it is in a durable
-// partition log on some node (committed: its owner serves it) or was delivered; one
-// leased to a consume whose answer was lost is consumable all the same (the lease's
-// visibility timeout is invariant 9's business, not the commit path's). Past the bound,
-// it takes the messages not consumable yet, then notes when each becomes so.
-type lateness struct {
-	open   map[uint64]bool  // not consumable at the bound, nor since
-	at     map[uint64]int64 // late: consumable this long after the heal began
-	nextNs int64            // the next look at the durable images
-}
-
-// lateLookNs spaces the looks at the durable images once messages are late.
-const lateLookNs = 100_000_000
-
-// watch is called before every heal event.
-func (l *lateness) watch(u *run, start int64) {
-	now := u.s.Now()
-	if now-start <= HealLivenessNs || (l.open != nil && (len(l.open) == 0 || now < l.nextNs)) {
-		return
-	}
-	l.nextNs = now + lateLookNs
+// look is invariant 11's view of the run: a message is consumable once it is in a
+// durable partition log (committed: its owner serves it) or was delivered.
+func (u *run) look() ([]uint64, func(uint64) bool) {
 	committed := map[uint64]bool{}
 	for _, mb := range u.members {
 		maps.Copy(committed, u.readImage(mb).IDs)
 	}
-	if l.open == nil {
-		l.open, l.at = map[uint64]bool{}, map[uint64]int64{}
-		for _, id := range u.undelivered(len(u.m.acked)) {
-			if !committed[id] {
-				l.open[id] = true
-			}
-		}
-		return
-	}
-	for _, id := range slices.Sorted(maps.Keys(l.open)) {
-		if u.m.delivered[id] > 0 || committed[id] {
-			delete(l.open, id)
-			l.at[id] = now - start
-		}
-	}
-}
-
-func (l *lateness) violation() error {
-	ids := slices.Sorted(maps.Keys(l.at))
-	slices.SortStableFunc(ids, func(a, b uint64) int { return cmp.Compare(l.at[b], l.at[a]) }) // latest first
-	var b strings.Builder
-	for i, id := range ids[:min(len(ids), 5)] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "message %d at %.3f s (late by %.3f s)", id, float64(l.at[id])/1e9, float64(l.at[id]-HealLivenessNs)/1e9)
-	}
-	return fmt.Errorf("invariant 11: %d messages answered 202 became consumable (committed to a partition, or delivered) later than %d s after the heal began: %s",
-		len(ids), HealLivenessNs/1_000_000_000, b.String())
+	return u.undelivered(len(u.m.acked)), func(id uint64) bool { return u.m.delivered[id] > 0 || committed[id] }
 }
 
 func (u *run) undelivered(max int) []uint64 {

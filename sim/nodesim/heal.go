@@ -1,11 +1,10 @@
 package nodesim
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
+
+	"github.com/narad/narad/invariants"
 )
 
 // Bounds of the heal phase: faults are off, so a correct node delivers every acknowledged
@@ -38,7 +37,7 @@ func (u *run) heal() {
 	}
 	start := u.s.Now()
 	deadline := start + HealTimeNs
-	var late lateness
+	late := invariants.Lateness{BoundNs: HealLivenessNs}
 	for i := 0; u.err == nil && i < HealEventsMax; i++ {
 		if u.healed() {
 			break
@@ -47,7 +46,7 @@ func (u *run) heal() {
 		if !ok || u.s.Now() > deadline {
 			break
 		}
-		late.watch(u, start)
+		late.Watch(u.s.Now(), start, u.look)
 		u.stats.HealEvents++
 		u.handle(e)
 	}
@@ -60,10 +59,8 @@ func (u *run) heal() {
 			len(missing), "120s", u.stats.HealEvents, idList(missing, 10)))
 		return
 	}
-	late.nextNs = 0
-	late.watch(u, start)
-	if len(late.at) > 0 {
-		u.violate(late.violation())
+	if err := late.Final(u.s.Now(), start, u.look); err != nil {
+		u.violate(err)
 		return
 	}
 	u.finalChecks()
@@ -84,53 +81,9 @@ func idList(ids []uint64, max int) string {
 	return b.String()
 }
 
-// lateness is invariant 11's watch. A message is consumable once it is in the durable
-// partition log (committed) or was delivered. Past the bound, it takes the messages not
-// consumable yet, then notes when each becomes so.
-type lateness struct {
-	open   map[uint64]bool  // not consumable at the bound, nor since
-	at     map[uint64]int64 // late: consumable this long after the heal began
-	nextNs int64            // the next look at the durable image
-}
-
-// lateLookNs spaces the looks at the durable image once messages are late.
-const lateLookNs = 100_000_000
-
-// watch is called before every heal event.
-func (l *lateness) watch(u *run, start int64) {
-	now := u.s.Now()
-	if now-start <= HealLivenessNs || (l.open != nil && (len(l.open) == 0 || now < l.nextNs)) {
-		return
-	}
-	l.nextNs = now + lateLookNs
+// look is invariant 11's view of the run: a message is consumable once it is in a
+// durable partition log (committed: its owner serves it) or was delivered.
+func (u *run) look() ([]uint64, func(uint64) bool) {
 	committed := u.readImage().IDs
-	if l.open == nil {
-		l.open, l.at = map[uint64]bool{}, map[uint64]int64{}
-		for _, id := range u.undelivered() {
-			if !committed[id] {
-				l.open[id] = true
-			}
-		}
-		return
-	}
-	for _, id := range slices.Sorted(maps.Keys(l.open)) {
-		if u.m.delivered[id] > 0 || committed[id] {
-			delete(l.open, id)
-			l.at[id] = now - start
-		}
-	}
-}
-
-func (l *lateness) violation() error {
-	ids := slices.Sorted(maps.Keys(l.at))
-	slices.SortStableFunc(ids, func(a, b uint64) int { return cmp.Compare(l.at[b], l.at[a]) }) // latest first
-	var b strings.Builder
-	for i, id := range ids[:min(len(ids), 5)] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "message %d at %.3f s (late by %.3f s)", id, float64(l.at[id])/1e9, float64(l.at[id]-HealLivenessNs)/1e9)
-	}
-	return fmt.Errorf("invariant 11: %d messages answered 202 became consumable (committed to a partition, or delivered) later than %d s after the heal began: %s",
-		len(ids), HealLivenessNs/1_000_000_000, b.String())
+	return u.undelivered(), func(id uint64) bool { return u.m.delivered[id] > 0 || committed[id] }
 }
