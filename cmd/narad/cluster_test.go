@@ -49,13 +49,8 @@ type member struct {
 // consumers drain every node. Every payload answered 202 must be delivered, byte for
 // byte; duplicates are counted and logged.
 func TestClusterKillAndRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three narad processes")
-	}
 	began := time.Now()
-	bin := buildNarad(t)
-	t.Setenv("NARAD_CLUSTER_SECRET", clusterSecret) // the children inherit it
-	ms := startCluster(t, bin)
+	bin, ms := clusterUnderTest(t)
 	t.Logf("cluster formed after %v", time.Since(began).Round(time.Millisecond))
 	leader := createClusterTopic(t, ms)
 
@@ -369,8 +364,24 @@ func drainCluster(t *testing.T, ms []*member, l *clusterLoad) map[string]int {
 	return delivered
 }
 
+// clusterUnderTest builds narad and starts a cluster of clusterNodes processes for a
+// black-box test (skipped with -short); it returns the binary, for restarts.
+func clusterUnderTest(t *testing.T) (bin string, ms []*member) {
+	if testing.Short() {
+		t.Skip("builds and runs three narad processes")
+	}
+	bin = buildNarad(t)
+	t.Setenv("NARAD_CLUSTER_SECRET", clusterSecret) // the children inherit it
+	return bin, startCluster(t, bin)
+}
+
 // drainOnce takes up to 100 leases on m and settles them; it returns how many it got.
 func drainOnce(t *testing.T, m *member, delivered map[string]int) int {
+	return drainNoting(t, m, delivered, nil)
+}
+
+// drainNoting is drainOnce that also hands every message it got to note, if not nil.
+func drainNoting(t *testing.T, m *member, delivered map[string]int, note func(text string, msg messageJSON)) int {
 	r := m.c.do(http.MethodGet, "/v1/topics/cluster/consume?max=100&wait=200ms", "")
 	if r.status == http.StatusNoContent {
 		return 0
@@ -384,7 +395,11 @@ func drainOnce(t *testing.T, m *member, delivered map[string]int) int {
 	mustDecode(t, r.body, &page)
 	handles := make([]string, len(page.Messages))
 	for i, msg := range page.Messages {
-		delivered[msg.text(t)]++
+		text := msg.text(t)
+		delivered[text]++
+		if note != nil {
+			note(text, msg)
+		}
 		handles[i] = msg.ReceiptHandle
 	}
 	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})

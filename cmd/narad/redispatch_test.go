@@ -39,12 +39,7 @@ const (
 // new process before that process's Hello arrived is failed by the Hello and sent again,
 // core/node onHello: about one run in five shows a peer's whole share twice).
 func TestClusterRedispatchBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three narad processes")
-	}
-	bin := buildNarad(t)
-	t.Setenv("NARAD_CLUSTER_SECRET", clusterSecret)
-	ms := startCluster(t, bin)
+	bin, ms := clusterUnderTest(t)
 	createClusterTopic(t, ms)
 	survivor := ms[0]
 	for _, m := range ms[1:] {
@@ -198,30 +193,12 @@ func drainCopies(t *testing.T, ms []*member, l *clusterLoad) (map[string]map[cop
 
 // drainCopiesOnce is drainOnce, noting where each message was stored.
 func drainCopiesOnce(t *testing.T, m *member, copies map[string]map[copyAt]bool, delivered map[string]int) int {
-	r := m.c.do(http.MethodGet, "/v1/topics/cluster/consume?max=100&wait=200ms", "")
-	if r.status == http.StatusNoContent {
-		return 0
-	}
-	if r.status != http.StatusOK {
-		t.Fatalf("consume on node %d: %v", m.id, r)
-	}
-	var page struct {
-		Messages []messageJSON `json:"messages"`
-	}
-	mustDecode(t, r.body, &page)
-	handles := make([]string, len(page.Messages))
-	for i, msg := range page.Messages {
-		text := msg.text(t)
-		delivered[text]++
+	return drainNoting(t, m, delivered, func(text string, msg messageJSON) {
 		if copies[text] == nil {
 			copies[text] = map[copyAt]bool{}
 		}
 		copies[text][copyAt{msg.Partition, msg.Offset}] = true
-		handles[i] = msg.ReceiptHandle
-	}
-	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
-	m.c.expect(http.StatusOK, http.MethodPost, "/v1/topics/cluster/ack", string(body))
-	return len(page.Messages)
+	})
 }
 
 // partitionOwners reads the owner of each partition of the test topic from m.

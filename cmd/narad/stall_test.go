@@ -44,12 +44,7 @@ const (
 // record produced behind it. Every record answered 202 must be consumable within
 // stallBound of the restart.
 func TestRestartedPairCommitsWithoutStall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three narad processes")
-	}
-	bin := buildNarad(t)
-	t.Setenv("NARAD_CLUSTER_SECRET", clusterSecret)
-	ms := startCluster(t, bin)
+	bin, ms := clusterUnderTest(t)
 	createClusterTopic(t, ms)
 	parts := ownedBy(t, ms[2], ms[2].id)
 	if len(parts) == 0 {
