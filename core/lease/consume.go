@@ -9,6 +9,7 @@ package lease
 //
 // Cost: O(log InFlight) per receipt, plus the acked offsets the cursor skips (each once).
 func (m *Manager) Lease(nowNs int64, n int) []Receipt {
+	m.observe(nowNs)
 	if !m.ready || n <= 0 {
 		return nil
 	}
@@ -56,6 +57,7 @@ func (m *Manager) fresh() (uint64, bool) {
 
 // Available reports whether Lease would hand out something now (used to wake long polls).
 func (m *Manager) Available(nowNs int64) bool {
+	m.observe(nowNs)
 	if !m.ready {
 		return false
 	}
@@ -74,6 +76,7 @@ func (m *Manager) Available(nowNs int64) bool {
 // this process, and after the next flush not by any (doc.go, Persistence). An ack after
 // persistence failed still answers nil: the ack holds in memory.
 func (m *Manager) Ack(nowNs int64, offset, nonce uint64) error {
+	m.observe(nowNs)
 	l, err := m.held(nowNs, offset, nonce)
 	if err != nil {
 		return err
@@ -98,6 +101,7 @@ func (m *Manager) Ack(nowNs int64, offset, nonce uint64) error {
 
 // Nack releases the lease now: the record may be leased again at once.
 func (m *Manager) Nack(nowNs int64, offset, nonce uint64) error {
+	m.observe(nowNs)
 	l, err := m.held(nowNs, offset, nonce)
 	if err != nil {
 		return err
@@ -110,6 +114,7 @@ func (m *Manager) Nack(nowNs int64, offset, nonce uint64) error {
 
 // Extend renews the lease for a full visibility timeout from now and returns its deadline.
 func (m *Manager) Extend(nowNs int64, offset, nonce uint64) (int64, error) {
+	m.observe(nowNs)
 	l, err := m.held(nowNs, offset, nonce)
 	if err != nil {
 		return 0, err

@@ -76,7 +76,11 @@
 // batches, one write and one fdatasync per flush, at most one flush in flight. A batch is
 // written AckFlushIntervalNs after its first ack, or when the flush or compaction in
 // flight completes if that is later, or at once when a full frame (FrameOffsetsMax acks)
-// waits. A crash loses the acks not yet flushed: their records are delivered again (a
+// waits. The interval is measured on the readings the manager is given: when the clock
+// is stepped back, the pending deadline moves back with it (observe, persist.go), so an
+// ack answered after the step is written at most AckFlushIntervalNs after its answer, and
+// one answered before it at most AckFlushIntervalNs after the first reading past the
+// step. A crash loses the acks not yet flushed: their records are delivered again (a
 // duplicate, never a loss). Stats.AcksDurable says how many of the acks accepted, in
 // order, are durable. Every frame states facts that were true when it was encoded (these
 // offsets are acked; every offset below the floor is acked or removed), so any subset of

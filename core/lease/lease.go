@@ -172,6 +172,7 @@ type Manager struct {
 	persist     persistState
 	pending     []uint64 // offsets acked since the last flush began, in ack order
 	flushAtNs   int64    // when the pending acks are written; 0 = nothing pending
+	lastNowNs   int64    // the latest clock reading given (observe)
 	flushBuf    []byte   // the write in flight; the core does not touch it until its Result
 	spareBuf    []byte
 	flushAcks   uint64 // Stats.Acks when the write in flight was encoded
@@ -226,6 +227,7 @@ func (m *Manager) NextDeadline() (int64, bool) {
 
 // Tick expires the leases whose deadline passed and writes the pending acks when due.
 func (m *Manager) Tick(nowNs int64) {
+	m.observe(nowNs)
 	if !m.ready {
 		return
 	}
@@ -235,6 +237,7 @@ func (m *Manager) Tick(nowNs int64) {
 
 // DiskDone feeds the completion of an op this machine issued.
 func (m *Manager) DiskDone(nowNs int64, res disk.Result) {
+	m.observe(nowNs)
 	purpose, ok := m.ops[res.ID]
 	assert(ok, "completion of an unknown op")
 	delete(m.ops, res.ID)
@@ -253,6 +256,7 @@ func (m *Manager) DiskDone(nowNs int64, res disk.Result) {
 
 // Flush writes the pending acks now instead of at their flush time (clean shutdown).
 func (m *Manager) Flush(nowNs int64) {
+	m.observe(nowNs)
 	if (len(m.pending) > 0 || m.flushAtNs != 0) && (m.flushAtNs == 0 || m.flushAtNs > nowNs) {
 		m.flushAtNs = nowNs
 	}

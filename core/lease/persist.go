@@ -149,3 +149,19 @@ func (m *Manager) onCompactStep(nowNs int64, res disk.Result) {
 	}
 	m.compactStep(m.compact + 1)
 }
+
+// observe takes the clock reading of a call. The clock is the machine's wall clock, which
+// can be stepped back (DESIGN.md section 4). A flush deadline set before a step back
+// would wait the step's size on top of its interval, and every ack answered meanwhile
+// would join its batch: a crash then loses acks answered long before it (cluster seed
+// 983: a 562 ms step, an ack lost 137 ms after its answer; a one-hour step would keep an
+// hour of acks in memory). So a reading below the last one moves the pending deadline back
+// by as much: the batch waits what was left of its interval at the last reading before the
+// step, plus the time between that reading and the next (doc.go, Persistence). A step
+// forward only brings the flush forward. Lease deadlines stay on the clock.
+func (m *Manager) observe(nowNs int64) {
+	if back := m.lastNowNs - nowNs; back > 0 && m.flushAtNs != 0 {
+		m.flushAtNs = max(1, m.flushAtNs-back) // 0 would mean nothing pending
+	}
+	m.lastNowNs = nowNs
+}

@@ -46,6 +46,7 @@ type recovery struct {
 // Recovered.
 func (m *Manager) Open(nowNs int64) {
 	assert(m.rec == nil && !m.ready && m.nextOpID == 0, "Open called twice")
+	m.observe(nowNs)
 	m.rec = &recovery{phase: phaseList, damageOff: -1, resyncAt: -1, truncAt: -1, set: newAckSet(0)}
 	m.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: m.cfg.Dir})
 }

@@ -85,7 +85,11 @@ func (u *run) crashedBetween(i int, fromNs, toNs int64) bool {
 }
 
 // ackFlushWindowNs bounds how long after its answer an ack may still be lost with its
-// owner: the flush interval, one write and one sync, and the clocks.
+// owner: the flush interval, one write and one sync, and the clocks. The clocks' slack
+// counts the steps made after the ack only: the owner's flush deadline is on its clock,
+// and this simulator reschedules a node's timer on its stepped clock, so a step back after
+// the ack can hold it for the step's size; a step before the ack cannot, since core/lease
+// moves a pending deadline back with the clock at its next reading (seed 983).
 func (u *run) ackFlushWindowNs() int64 {
 	return ackFlushIntervalNs + u.o.OpLatencyNs[1] + u.o.SyncLatencyNs[1]
 }
