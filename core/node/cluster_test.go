@@ -24,6 +24,8 @@ type cluster struct {
 	ops   [][]disk.Op
 	msgs  []envelope
 	cut   map[uint64]bool
+	// drop, when set, loses the messages it is true for (as a cut does, one kind at a time).
+	drop func(from, to uint64, body []byte) bool
 	// failNext counts the next sends from one node to another that fail at the sender
 	// (the node is told, as the shell tells it: SendFailed).
 	failNext map[[2]uint64]int
@@ -110,7 +112,7 @@ func (c *cluster) settle() {
 		if len(c.msgs) > 0 {
 			m := c.msgs[0]
 			c.msgs = c.msgs[1:]
-			if !c.cut[m.from] && !c.cut[m.out.To] {
+			if !c.cut[m.from] && !c.cut[m.out.To] && (c.drop == nil || !c.drop(m.from, m.out.To, m.out.Body)) {
 				c.nodes[m.out.To-1].Receive(c.now, m.from, m.out.Body)
 			}
 			moved = true

@@ -139,7 +139,12 @@ func consumeAnswer(topic string, m wire.Message) ([]Message, error) {
 }
 
 // remoteStats asks every other live owner of t for its partitions' stats, fills them in
-// and answers; an owner that does not answer within RouteTimeoutNs leaves zeros.
+// and answers; an owner that does not answer within RouteTimeoutNs leaves zeros, and so
+// does one whose answer is not of incarnation t.ID. The request names the topic only, and
+// the two replicas may disagree on its incarnation after a delete and a create under the
+// same name: the owner's stats of the other incarnation, shown under t.ID, would be a high
+// watermark that falls (cluster seed 582). An owner built before kind 15 names none, and
+// shows zeros too.
 func (n *Node) remoteStats(nowNs int64, token uint64, t meta.Topic, stats []PartitionStats) {
 	owners := n.remoteOwners(t)
 	pending := len(owners)
@@ -151,7 +156,7 @@ func (n *Node) remoteStats(nowNs int64, token uint64, t meta.Topic, stats []Part
 		n.call(nowNs, owner, RouteTimeoutNs,
 			func(id uint64) wire.Message { return wire.StatsRequest{ID: id, Topic: t.Name} },
 			func(_ int64, m wire.Message) {
-				if r, ok := m.(wire.StatsResponse); ok && r.Status == wire.StatusOK {
+				if r, ok := m.(wire.StatsResponse); ok && r.Status == wire.StatusOK && r.TopicID == t.ID {
 					for _, ps := range r.Partitions {
 						if ps.Index < t.Partitions && n.ownerOf(t, ps.Index) == owner {
 							stats[ps.Index] = fillStats(stats[ps.Index], ps)

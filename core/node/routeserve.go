@@ -129,7 +129,8 @@ func statusError(st wire.Status, reason string) error {
 	return fmt.Errorf("%w: the partition's owner: %s", ErrNotReady, reason)
 }
 
-// onStatsRequest answers the stats of this node's partitions of a topic.
+// onStatsRequest answers the stats of this node's partitions of a topic, naming the
+// incarnation they belong to: the asker's replica may hold another one of that name.
 func (n *Node) onStatsRequest(nowNs int64, from uint64, m wire.StatsRequest) {
 	resp := wire.StatsResponse{ID: m.ID, Status: wire.StatusOK}
 	t, ok := n.meta.Topic(m.Topic)
@@ -139,7 +140,7 @@ func (n *Node) onStatsRequest(nowNs int64, from uint64, m wire.StatsRequest) {
 	case !ok:
 		resp.Status = wire.StatusNotFound
 	default:
-		resp.Partitions = n.localStats(nowNs, t)
+		resp.Partitions, resp.TopicID = n.localStats(nowNs, t), t.ID
 	}
 	n.send(from, resp)
 }

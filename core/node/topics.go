@@ -162,7 +162,8 @@ func apiTopic(t meta.Topic) Topic {
 
 // GetTopic answers a topic with its partitions' stats (opening this node's partitions as
 // needed: those still recovering show zeros). The stats of a partition another member
-// owns come from the owner (route.go); one that does not answer in time shows zeros.
+// owns come from the owner (route.go); one that does not answer in time, or answers for
+// another incarnation of the name, shows zeros.
 func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, name)

@@ -42,6 +42,8 @@ func Decode(b []byte) (Message, error) {
 		m = StatsRequest{ID: r.u64(), Topic: r.string16()}
 	case KindStatsResponse:
 		m = r.statsResponse()
+	case KindStatsResponseTopic:
+		m = r.statsResponseTopic()
 	case KindHello:
 		m = Hello{From: r.u64(), Nonce: r.u64()}
 	case KindProposeResponse:

@@ -39,6 +39,9 @@
 //	kind 14 ConsumeResponse topic_id u64 (not 0) | the body of kind 8: a ConsumeResponse
 //	                        naming the topic incarnation its messages were read from
 //	                        (added without editing kind 8: a frame without it is kind 8)
+//	kind 15 StatsResponse   topic_id u64 (not 0) | the body of kind 12: a StatsResponse
+//	                        naming the topic incarnation its partitions belong to at
+//	                        the owner (added without editing kind 12)
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

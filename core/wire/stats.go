@@ -23,15 +23,25 @@ type PartitionStat struct {
 	InFlight      uint32
 }
 
-// StatsResponse answers a StatsRequest with the partitions the owner serves.
+// StatsResponse answers a StatsRequest with the partitions the owner serves. TopicID is
+// the topic incarnation they belong to in the owner's replica (0: not said, an older
+// owner's kind 12 frame): the request names the topic only, and the asker's replica may
+// hold another incarnation of that name. A response with one is sent as kind 15, so kind
+// 12 keeps its version 1 layout.
 type StatsResponse struct {
 	ID         uint64
 	Status     Status
 	Partitions []PartitionStat
+	TopicID    uint64
 }
 
-func (StatsRequest) Kind() Kind  { return KindStatsRequest }
-func (StatsResponse) Kind() Kind { return KindStatsResponse }
+func (StatsRequest) Kind() Kind { return KindStatsRequest }
+func (m StatsResponse) Kind() Kind {
+	if m.TopicID != 0 {
+		return KindStatsResponseTopic
+	}
+	return KindStatsResponse
+}
 
 func (m StatsRequest) valid() bool { return validTopic(m.Topic) }
 
@@ -45,6 +55,9 @@ func (m StatsRequest) appendBody(b []byte) []byte {
 }
 
 func (m StatsResponse) appendBody(b []byte) []byte {
+	if m.TopicID != 0 {
+		b = binary.LittleEndian.AppendUint64(b, m.TopicID)
+	}
 	b = binary.LittleEndian.AppendUint64(b, m.ID)
 	b = append(b, byte(m.Status))
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Partitions)))
@@ -56,6 +69,18 @@ func (m StatsResponse) appendBody(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, p.InFlight)
 	}
 	return b
+}
+
+// statsResponseTopic reads kind 15: the incarnation (never 0: that is kind 12), then
+// kind 12's body.
+func (r *reader) statsResponseTopic() StatsResponse {
+	id := r.u64()
+	if id == 0 {
+		r.bad = true
+	}
+	m := r.statsResponse()
+	m.TopicID = id
+	return m
 }
 
 func (r *reader) statsResponse() StatsResponse {

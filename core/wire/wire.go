@@ -43,6 +43,9 @@ const (
 	// KindConsumeResponseTopic is a ConsumeResponse that names the topic incarnation its
 	// records were read from (ConsumeResponse.TopicID); kind 8 is one that does not.
 	KindConsumeResponseTopic
+	// KindStatsResponseTopic is a StatsResponse that names the topic incarnation its
+	// partitions' stats are of (StatsResponse.TopicID); kind 12 is one that does not.
+	KindStatsResponseTopic
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,

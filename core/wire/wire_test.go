@@ -19,6 +19,9 @@ func genMessage(t *rapid.T) Message {
 		return StatsRequest{ID: rapid.Uint64().Draw(t, "id"), Topic: rapid.StringMatching(`[a-z.]{1,20}`).Draw(t, "topic")}
 	case 11:
 		m := StatsResponse{ID: rapid.Uint64().Draw(t, "id"), Status: Status(rapid.IntRange(1, int(statusEnd)-1).Draw(t, "status"))}
+		if rapid.Bool().Draw(t, "hasTopicID") {
+			m.TopicID = rapid.Uint64Min(1).Draw(t, "topicID")
+		}
 		for range rapid.IntRange(0, 4).Draw(t, "n") {
 			m.Partitions = append(m.Partitions, PartitionStat{Index: rapid.Uint32().Draw(t, "i"), HighWatermark: rapid.Uint64().Draw(t, "hw"),
 				OldestOffset: rapid.Uint64().Draw(t, "old"), SizeBytes: rapid.Uint64().Draw(t, "size"), InFlight: rapid.Uint32().Draw(t, "inflight")})
@@ -212,6 +215,7 @@ func FuzzDecode(f *testing.F) {
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
 		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
+		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7}}},
 	} {
 		b, err := Encode(nil, m)
 		if err != nil {
@@ -274,5 +278,24 @@ func TestConsumeResponseTopicIDZeroRefused(t *testing.T) {
 	old, _ := Encode(nil, ConsumeResponse{ID: 1, Status: StatusOK})
 	if m, err := Decode(old); err != nil || Kind(old[1]) != KindConsumeResponse || m.(ConsumeResponse).TopicID != 0 {
 		t.Fatalf("kind 8: %+v, %v", m, err)
+	}
+}
+
+// A kind 15 frame always names an incarnation, like kind 14: one naming 0 is refused,
+// and a response without one is still kind 12.
+func TestStatsResponseTopicIDZeroRefused(t *testing.T) {
+	b, err := Encode(nil, StatsResponse{ID: 1, Status: StatusOK, TopicID: 5})
+	if err != nil || Kind(b[1]) != KindStatsResponseTopic {
+		t.Fatalf("encode: kind %d, %v", b[1], err)
+	}
+	for i := 2; i < 10; i++ {
+		b[i] = 0
+	}
+	if _, err := Decode(b); err == nil {
+		t.Fatalf("kind 15 naming incarnation 0 accepted")
+	}
+	old, _ := Encode(nil, StatsResponse{ID: 1, Status: StatusOK})
+	if m, err := Decode(old); err != nil || Kind(old[1]) != KindStatsResponse || m.(StatsResponse).TopicID != 0 {
+		t.Fatalf("kind 12: %+v, %v", m, err)
 	}
 }

@@ -29,6 +29,7 @@ var regressionSeeds = map[uint64]string{
 	135: "an ack of a churn incarnation deleted meanwhile was answered lease gone, rightly: the check now excuses an incarnation whose delete was sent after its create",
 	209: "same as 135",
 	377: "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
+	582: "a node whose replica still held an earlier incarnation of the churn topic showed the owner's stats of the later one under it (a high watermark of 3 after reads at 33): StatsRequest names the topic only; the answer now names its incarnation (wire kind 15) and the asker keeps only its own",
 	983: "an ack answered after a 562 ms step back of its owner's clock joined a batch whose flush deadline was on the reading before the step, and was still unwritten at the owner's crash 137 ms later (core/lease now moves a pending deadline back with the clock)",
 }
 
