@@ -19,11 +19,12 @@ const deviceAlign = 4096
 const fadvDontNeed = 4
 
 // ReadDevice reads up to n bytes at off from the device, bypassing the page cache
-// (coredisk.Op.Device). It opens a second descriptor of the file with O_DIRECT and reads
-// the 4096-aligned range covering [off, off+n) into an aligned buffer: the kernel writes
-// back any dirty page of that range first, then reads the blocks from the device, so a
-// write that reached the cache but was stored otherwise (a corrupted, lost or misdirected
-// write) shows here and not in ReadAt.
+// (coredisk.Op.Device). It reads the 4096-aligned range covering [off, off+n) into an
+// aligned buffer through a second descriptor of the file opened with O_DIRECT (kept with
+// the file's handle, so a read-back costs one pread): the kernel writes back any dirty
+// page of that range first, then reads the blocks from the device, so a write that
+// reached the cache but was stored otherwise (a corrupted, lost or misdirected write)
+// shows here and not in ReadAt.
 //
 // When the file system refuses O_DIRECT (EINVAL at open or read: tmpfs, some FUSE and
 // overlay mounts), it falls back to posix_fadvise(POSIX_FADV_DONTNEED) over the range,
@@ -42,25 +43,41 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 		return nil, err
 	}
 	defer h.mu.RUnlock()
-	key, _ := cleanName(name, false) // acquire accepted it
-	out, err := readDirect(d.full(key), off, n)
-	if errors.Is(err, syscall.EINVAL) {
-		return readDropped(h.f, off, n)
-	}
-	return out, mapErr(err)
-}
-
-// readDirect reads [off, off+n) of the file at p through a fresh O_DIRECT descriptor.
-// The result is shorter than n only at end of file.
-func readDirect(p string, off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
-	if err != nil {
-		return nil, err
+	key, _ := cleanName(name, false) // acquire accepted it
+	df, err := h.directFile(d.full(key))
+	if err == nil {
+		var out []byte
+		if out, err = readDirect(df, off, n); err == nil {
+			return out, nil
+		}
 	}
-	defer f.Close()
+	if errors.Is(err, syscall.EINVAL) {
+		return readDropped(h.f, off, n)
+	}
+	return nil, mapErr(err)
+}
+
+// directFile returns the handle's O_DIRECT descriptor of the file at p, opening it at
+// first use. The caller holds h.mu shared (so f, and the file, stay).
+func (h *handle) directFile(p string) (*os.File, error) {
+	h.dmu.Lock()
+	defer h.dmu.Unlock()
+	if h.direct == nil {
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
+		if err != nil {
+			return nil, err
+		}
+		h.direct = f
+	}
+	return h.direct, nil
+}
+
+// readDirect reads [off, off+n) of f, an O_DIRECT descriptor, through an aligned buffer.
+// The result is shorter than n only at end of file.
+func readDirect(f *os.File, off int64, n int) ([]byte, error) {
 	lo := off &^ (deviceAlign - 1)
 	hi := (off + int64(n) + deviceAlign - 1) &^ (deviceAlign - 1)
 	buf := alignedBuf(int(hi - lo))

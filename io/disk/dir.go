@@ -66,6 +66,26 @@ type handle struct {
 	// closed); whoever finds it dead looks the name up again. dead implies f == nil.
 	dead     bool
 	poisoned atomic.Bool // a sync failed; cleared only by Create
+
+	// direct is f's file opened again with O_DIRECT for ReadDevice, opened at its first
+	// use (under dmu, with mu held shared) and closed with f; nil while f is.
+	dmu    sync.Mutex
+	direct *os.File
+}
+
+// closeFiles closes f and its O_DIRECT twin, if open, and returns f's Close error. The
+// caller holds mu exclusively.
+func (h *handle) closeFiles() error {
+	var err error
+	if h.f != nil {
+		err = h.f.Close()
+		h.f = nil
+	}
+	if h.direct != nil {
+		h.direct.Close()
+		h.direct = nil
+	}
+	return err
 }
 
 // Open returns a Dir rooted at root, creating root (and its parents) if missing. When
@@ -117,11 +137,8 @@ func (d *Dir) Close() error {
 	var first error
 	for _, h := range hs {
 		h.mu.Lock()
-		if h.f != nil {
-			if err := h.f.Close(); err != nil && first == nil {
-				first = mapErr(err)
-			}
-			h.f = nil
+		if err := h.closeFiles(); err != nil && first == nil {
+			first = mapErr(err)
 		}
 		h.dead = true
 		h.mu.Unlock()
@@ -163,9 +180,7 @@ func (d *Dir) Create(name string) error {
 			h.mu.Unlock()
 			return mapErr(err)
 		}
-		if h.f != nil {
-			h.f.Close() // the old descriptor; its inode is either this file or replaced
-		}
+		h.closeFiles() // the old descriptors; their inode is either this file or replaced
 		h.f = f
 		h.poisoned.Store(false)
 		h.mu.Unlock()
@@ -287,10 +302,9 @@ func (d *Dir) Rename(from, to string) error {
 		}
 		err = os.Rename(d.full(kf), d.full(kt))
 		if err == nil {
-			if ht.f != nil {
-				ht.f.Close() // the replaced file's descriptor
-			}
+			ht.closeFiles() // the replaced file's descriptors
 			ht.f, hf.f = hf.f, nil
+			ht.direct, hf.direct = hf.direct, nil
 			ht.poisoned.Store(hf.poisoned.Load())
 			hf.poisoned.Store(false)
 		}
@@ -325,10 +339,7 @@ func (d *Dir) Remove(name string) error {
 		err = os.Remove(d.full(key))
 		// Keep the handle (and a poisoned mark) if the file may still be there.
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			if h.f != nil {
-				h.f.Close()
-				h.f = nil
-			}
+			h.closeFiles()
 		}
 		if h.f == nil {
 			d.drop(key, h)
@@ -430,7 +441,7 @@ func (d *Dir) acquire(name string) (*handle, error) {
 // drop marks h dead and removes it from the cache. The caller holds h.mu exclusively and
 // has closed h.f.
 func (d *Dir) drop(key string, h *handle) {
-	h.f = nil
+	h.closeFiles()
 	h.dead = true
 	d.mu.Lock()
 	if d.files[key] == h {
