@@ -239,10 +239,7 @@ func (r *reader) consumeRequest() ConsumeRequest {
 // consumeResponseTopic reads kind 14: the incarnation (never 0: that is kind 8), then
 // kind 8's body.
 func (r *reader) consumeResponseTopic() ConsumeResponse {
-	id := r.u64()
-	if id == 0 {
-		r.bad = true
-	}
+	id := r.topicID()
 	m := r.consumeResponse()
 	m.TopicID = id
 	return m
@@ -293,4 +290,13 @@ func (r *reader) ackResponse() AckResponse {
 		m.Results = r.bytes(n)
 	}
 	return m
+}
+
+// topicID reads the incarnation that leads kinds 14 and 15; 0 names none and is refused.
+func (r *reader) topicID() uint64 {
+	id := r.u64()
+	if id == 0 {
+		r.bad = true
+	}
+	return id
 }

@@ -74,10 +74,7 @@ func (m StatsResponse) appendBody(b []byte) []byte {
 // statsResponseTopic reads kind 15: the incarnation (never 0: that is kind 12), then
 // kind 12's body.
 func (r *reader) statsResponseTopic() StatsResponse {
-	id := r.u64()
-	if id == 0 {
-		r.bad = true
-	}
+	id := r.topicID()
 	m := r.statsResponse()
 	m.TopicID = id
 	return m
