@@ -98,31 +98,3 @@ func TestRecoveryDoesNotCompactOnADirtyCheckpoint(t *testing.T) {
 	}
 	requireAckedAboveCheckpoint(t, h)
 }
-
-// A clock stepped back after a checkpoint move does not delay the move's write by the
-// step: the pending deadline moves back with the clock, so the move is written within
-// CheckpointSyncIntervalNs of clock time that really passed.
-func TestClockStepBackKeepsTheCheckpointInterval(t *testing.T) {
-	const step = 3_600_000_000_000 // an hour back
-	h := checkpointFixture(t, sim.NewDisk(rng.New(3), sim.DiskConfig{}))
-	h.now += 2 * step
-	h.l.SetCheckpoint(h.now, 20)
-	h.pump()
-	h.completeAll()
-	before, ok := h.l.NextDeadline()
-	if !ok || before != h.now+1e6 {
-		t.Fatalf("deadline %d (%v), want %d", before, ok, h.now+1e6)
-	}
-	h.now -= step
-	h.l.Tick(h.now)
-	h.pump()
-	if at, _ := h.l.NextDeadline(); at != before-step {
-		t.Fatalf("after a step back of an hour the checkpoint is due at %d, want %d", at, before-step)
-	}
-	h.now = before - step
-	h.l.Tick(h.now)
-	h.pump()
-	if len(h.pending) != 1 || h.pending[0].Name != "wal/checkpoint" {
-		t.Fatalf("want the checkpoint slot write pending, have %s", h.pendingKinds())
-	}
-}

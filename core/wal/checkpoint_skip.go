@@ -80,7 +80,6 @@ func comparePending(a, b SkipPending) int {
 // write. The caller must only name records whose commit was answered durable (or that were
 // discarded): the Skip is trusted after a crash. An invalid Skip is a programmer error.
 func (l *Log) SetSkip(nowNs int64, s Skip) {
-	l.observe(nowNs)
 	if l.state != stateReady {
 		return
 	}

@@ -50,15 +50,14 @@
 //
 // Segments are named dir/<first seq, 16 hex digits>.seg; every record in a segment has a
 // seq at or above the name. The checkpoint (first seq not yet dispatched) lives in
-// dir/checkpoint in two alternating slots (checkpoint.go), with the dispatcher's skip-set
-// above it (Skip: which records above the checkpoint are done already, bounded by
+// dir/checkpoint in two alternating slots (checkpoint.go), with the dispatcher's
+// skip-set above it (Skip: which records above the checkpoint are done already, bounded by
 // CheckpointPendingMax; SetSkip). It is made durable lazily, one write and one fdatasync
-// at most CheckpointSyncIntervalNs after a move, and then every segment wholly below it is
-// removed (a clock stepped back moves that deadline back with it: observe). Recovery
-// reports the skip-set (Recovery.Skip) and never reuses a seq it calls done; a slot
-// written before the skip-set existed (format 1) recovers with none. An active segment
-// past SegmentRotateBytes whose records are all dispatched is rotated so that it can be
-// reclaimed; past SegmentBytesMax it is rotated regardless.
+// at most CheckpointSyncIntervalNs after a move, and then every segment wholly below it
+// is removed. Recovery reports the skip-set (Recovery.Skip) and never reuses a seq it
+// calls done; a slot written before the skip-set existed (format 1) recovers with none. An active segment past SegmentRotateBytes whose
+// records are all dispatched is rotated so that it can be reclaimed; past SegmentBytesMax it
+// is rotated regardless.
 //
 // # Record format (on disk: do not change; add a format byte instead)
 //

@@ -49,7 +49,6 @@ type recovery struct {
 // Recovered.
 func (l *Log) Open(nowNs int64) {
 	assert(l.state == stateNew, "Open called twice")
-	l.observe(nowNs)
 	l.state = stateRecovering
 	l.rec = &recovery{phase: phaseList, damageOff: -1}
 	l.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: l.cfg.Dir})

@@ -48,7 +48,6 @@ type Log struct {
 	ckptGen         uint64 // generation of the newest durable slot
 	ckptWriting     uint64 // value being written, 0 when no checkpoint write is in flight
 	ckptFlushAt     int64  // when the pending checkpoint move is written; 0 = none pending
-	lastNowNs       int64  // the latest clock reading given (observe)
 	ckptSlot        []byte // the slot being written, compared with its device read-back
 	ckptVerifyTries int    // read-backs of that slot so far
 
@@ -153,7 +152,6 @@ func (l *Log) NextSeq() uint64 { return l.nextSeq }
 // Append stages r for the next group commit. The answer comes later as an AppendDone.
 // Once staged, the outcome depends only on the disk: there is no way to cancel it.
 func (l *Log) Append(nowNs int64, token uint64, r Record) {
-	l.observe(nowNs)
 	l.stage(nowNs, token, r)
 	l.maybeFlush()
 }
@@ -163,7 +161,6 @@ func (l *Log) Append(nowNs int64, token uint64, r Record) {
 // rather than its first record alone. Each record is answered as if appended alone.
 func (l *Log) AppendBatch(nowNs int64, tokens []uint64, rs []Record) {
 	assert(len(tokens) == len(rs), "AppendBatch: one token per record")
-	l.observe(nowNs)
 	for i := range rs {
 		l.stage(nowNs, tokens[i], rs[i])
 	}
@@ -206,7 +203,6 @@ func (l *Log) answer(token, seq uint64, err error) {
 
 // Tick fires deadlines: the group-commit backstop and the lazy checkpoint write.
 func (l *Log) Tick(nowNs int64) {
-	l.observe(nowNs)
 	if l.state != stateReady {
 		return
 	}
@@ -220,7 +216,6 @@ func (l *Log) Tick(nowNs int64) {
 // within CheckpointSyncIntervalNs; segments wholly below the durable checkpoint are then
 // removed. Moving it backwards, or past a record not yet durable, is a programmer error.
 func (l *Log) SetCheckpoint(nowNs int64, seq uint64) {
-	l.observe(nowNs)
 	if l.state != stateReady {
 		return
 	}
@@ -252,7 +247,6 @@ func (l *Log) CheckpointFlushed() bool {
 
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
-	l.observe(nowNs)
 	purpose, ok := l.ops[res.ID]
 	assert(ok, "completion of an unknown op")
 	delete(l.ops, res.ID)
@@ -291,19 +285,3 @@ func segmentName(dir string, firstSeq uint64) string {
 }
 
 func (l *Log) checkpointName() string { return l.cfg.Dir + "/" + CheckpointFile }
-
-// observe takes the clock reading of a call. The driver's clock is the machine's wall
-// clock, which can be stepped back (DESIGN.md section 4): a deadline set on a reading
-// before the step would wait the step's size on top of its interval (a one-hour step
-// back: an hour before a dispatched checkpoint is durable, so a crash re-dispatches an
-// hour of records; the group-commit backstop likewise). So a reading below the last one
-// moves the pending deadlines back by as much. A step forward only brings them forward.
-func (l *Log) observe(nowNs int64) {
-	if back := l.lastNowNs - nowNs; back > 0 {
-		if l.ckptFlushAt != 0 {
-			l.ckptFlushAt = max(1, l.ckptFlushAt-back) // 0 would mean nothing pending
-		}
-		l.stagedAtNs -= back
-	}
-	l.lastNowNs = nowNs
-}
