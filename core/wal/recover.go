@@ -30,14 +30,19 @@ type recovery struct {
 
 	retries   int   // re-reads of the current read or damaged frame
 	damageOff int64 // file offset of the damaged frame being retried, -1 for none
-	segIdx    int
-	off       int64 // file offset of the read in flight
-	want      int   // length of the read in flight
-	toEOF     bool  // the read in flight covers the rest of the file (for a resync)
-	lastSeq   uint64
-	records   []Record
-	notes     []string
-	corrupt   int
+	// The resync of the damaged frame at resyncAt (-1 for none), read resyncReads times
+	// so far; resyncBest is the earliest valid frame after it any of those reads showed
+	// (file offset, -1 for none yet). See confirmResync.
+	resyncAt, resyncBest int64
+	resyncReads          int
+	segIdx               int
+	off                  int64 // file offset of the read in flight
+	want                 int   // length of the read in flight
+	toEOF                bool  // the read in flight covers the rest of the file (for a resync)
+	lastSeq              uint64
+	records              []Record
+	notes                []string
+	corrupt              int
 
 	truncs   []segment         // segments whose torn tail is cut: name and new size
 	pending  int               // finish-phase ops outstanding
@@ -50,7 +55,7 @@ type recovery struct {
 func (l *Log) Open(nowNs int64) {
 	assert(l.state == stateNew, "Open called twice")
 	l.state = stateRecovering
-	l.rec = &recovery{phase: phaseList, damageOff: -1}
+	l.rec = &recovery{phase: phaseList, damageOff: -1, resyncAt: -1}
 	l.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: l.cfg.Dir})
 }
 
@@ -175,8 +180,30 @@ func (l *Log) nextSegment(size int64) {
 	rc := l.rec
 	rc.segs[rc.segIdx].size = size
 	rc.segIdx++
-	rc.off, rc.retries, rc.toEOF, rc.damageOff = 0, 0, false, -1
+	rc.off, rc.retries, rc.toEOF, rc.damageOff, rc.resyncAt = 0, 0, false, -1, -1
 	l.readSegment()
+}
+
+// confirmResync takes one read's resync result for the damaged frame at abs: found is
+// the file offset of the first valid frame after it in that read, -1 for none. A resync
+// decision (row R6's skip, R7's cut) rests on the bytes after the damage, and a read can
+// be corrupted in passing there too: a valid frame it hides would be skipped or cut, and
+// an acknowledged record lost with it (walsim seeds 400 and 409: rot, then a read fault
+// in the next frame). So the rest of the segment is read ReadRetriesMax+1 times and the
+// earliest valid frame any read showed wins. It reports whether the decision is made,
+// and where to resume (-1: nothing valid follows).
+func (rc *recovery) confirmResync(abs, found int64, retriesMax int) (decided bool, at int64) {
+	if rc.resyncAt != abs {
+		rc.resyncAt, rc.resyncReads, rc.resyncBest = abs, 0, -1
+	}
+	if found >= 0 && (rc.resyncBest < 0 || found < rc.resyncBest) {
+		rc.resyncBest = found
+	}
+	if rc.resyncReads < retriesMax {
+		rc.resyncReads++
+		return false, 0
+	}
+	return true, rc.resyncBest
 }
 
 func (rc *recovery) note(s string) { rc.notes = append(rc.notes, s) }

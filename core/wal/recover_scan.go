@@ -48,7 +48,18 @@ func (l *Log) onSegmentRead(res disk.Result) {
 			l.readSegment()
 			return
 		}
+		found := int64(-1)
 		if q := findResync(data, p+1, rc.minSeq()); q >= 0 {
+			found = rc.off + int64(q)
+		}
+		decided, at := rc.confirmResync(abs, found, l.cfg.ReadRetriesMax)
+		if !decided {
+			rc.off = abs // read the rest of the segment again from the damage
+			l.readSegment()
+			return
+		}
+		if at >= 0 {
+			q := int(at - rc.off)
 			rc.note(fmt.Sprintf("R6 %s@%d fails its check and valid frames follow: skip %d bytes", seg.name, abs, q-p))
 			rc.corrupt++
 			p = q

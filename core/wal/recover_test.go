@@ -194,3 +194,68 @@ func TestRecoverySyncsTheDirectoryAfterAProcessCrash(t *testing.T) {
 		t.Fatal("recovery trusted the listed entries as durable without a directory sync")
 	}
 }
+
+// Row R6 with a read fault behind the damage: the frame after a rotten one is corrupted
+// in passing in the first read of the rest of the segment. The resync is read again, so
+// the record after the damage is kept and only the rotten one is lost (walsim seeds 400
+// and 409 lost the next record).
+func TestResyncRereadsPastATransientReadFault(t *testing.T) {
+	d := sim.NewDisk(rng.New(7), sim.DiskConfig{})
+	b := writeSegment(t, d, 1, "one", "two", "three", "four")
+	starts := []int{0}
+	for p := 0; p < len(b); {
+		_, n, err := wal.DecodeFrame(b[p:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p += n
+		starts = append(starts, p)
+	}
+	seg := "wal/0000000000000001.seg"
+	if !d.RotAt(seg, int64(starts[1]+frameBodyOffset)) {
+		t.Fatal("no rot placed")
+	}
+	d.Crash()
+	l := wal.New(wal.Config{})
+	l.Open(0)
+	flipped, readsAtDamage := false, 0
+	var rec *wal.Recovery
+	for n := 0; rec == nil; n++ {
+		rd := l.Ready()
+		if rd.Recovered != nil {
+			rec = rd.Recovered
+			break
+		}
+		if len(rd.Ops) == 0 || n > 1000 {
+			t.Fatalf("recovery stalled (failed %v)", rd.Failed)
+		}
+		for _, op := range rd.Ops {
+			res := disk.Apply(d, op)
+			third := int64(starts[2])
+			atDamage := op.Kind == disk.KindReadAt && op.Name == seg && op.Off == int64(starts[1])
+			if atDamage {
+				readsAtDamage++ // the first wal.DefaultReadRetriesMax are row R5's re-reads of the frame
+			}
+			if !flipped && atDamage && readsAtDamage > wal.DefaultReadRetriesMax-1 &&
+				op.Off+int64(len(res.Data)) > third+frameBodyOffset {
+				res.Data = append([]byte{}, res.Data...)
+				res.Data[third-op.Off+frameBodyOffset] ^= 1 // the next frame, in passing
+				flipped = true
+			}
+			l.DiskDone(0, res)
+		}
+	}
+	if !flipped {
+		t.Fatal("the read of the rest of the segment never came")
+	}
+	var got []string
+	for _, r := range rec.Records {
+		got = append(got, string(r.Payload))
+	}
+	if strings.Join(got, ",") != "one,three,four" {
+		t.Fatalf("recovered %v, want one,three,four (decisions %v)", got, rec.Decisions)
+	}
+}
+
+// frameBodyOffset is a byte inside a frame's body (past the 9-byte header and the seq).
+const frameBodyOffset = 20
