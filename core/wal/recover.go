@@ -184,22 +184,29 @@ func (l *Log) nextSegment(size int64) {
 	l.readSegment()
 }
 
+// ResyncConfirmReads is how many more times a resync reads the rest of the segment
+// before it decides. Read faults are transient and independent per read (DESIGN.md
+// section 3), so hiding one valid frame from every read takes that many faults in a row
+// on the same frame; more reads would cost every recovery of a damaged segment a full
+// re-read each (with 8, walsim seeds 11 and 287 spent their steps recovering).
+const ResyncConfirmReads = 2
+
 // confirmResync takes one read's resync result for the damaged frame at abs: found is
 // the file offset of the first valid frame after it in that read, -1 for none. A resync
 // decision (row R6's skip, R7's cut) rests on the bytes after the damage, and a read can
 // be corrupted in passing there too: a valid frame it hides would be skipped or cut, and
 // an acknowledged record lost with it (walsim seeds 400 and 409: rot, then a read fault
-// in the next frame). So the rest of the segment is read ReadRetriesMax+1 times and the
-// earliest valid frame any read showed wins. It reports whether the decision is made,
+// in the next frame). So the rest of the segment is read ResyncConfirmReads more times
+// and the earliest valid frame any read showed wins. It reports whether the decision is made,
 // and where to resume (-1: nothing valid follows).
-func (rc *recovery) confirmResync(abs, found int64, retriesMax int) (decided bool, at int64) {
+func (rc *recovery) confirmResync(abs, found int64, reads int) (decided bool, at int64) {
 	if rc.resyncAt != abs {
 		rc.resyncAt, rc.resyncReads, rc.resyncBest = abs, 0, -1
 	}
 	if found >= 0 && (rc.resyncBest < 0 || found < rc.resyncBest) {
 		rc.resyncBest = found
 	}
-	if rc.resyncReads < retriesMax {
+	if rc.resyncReads < reads {
 		rc.resyncReads++
 		return false, 0
 	}

@@ -52,7 +52,7 @@ func (l *Log) onSegmentRead(res disk.Result) {
 		if q := findResync(data, p+1, rc.minSeq()); q >= 0 {
 			found = rc.off + int64(q)
 		}
-		decided, at := rc.confirmResync(abs, found, l.cfg.ReadRetriesMax)
+		decided, at := rc.confirmResync(abs, found, ResyncConfirmReads)
 		if !decided {
 			rc.off = abs // read the rest of the segment again from the damage
 			l.readSegment()
