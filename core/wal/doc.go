@@ -86,7 +86,9 @@
 //	                                                             times: reads can be corrupted
 //	                                                             in passing
 //	R6   still damaged, a valid frame with a later seq follows  skip to it, count it corrupt;
-//	                                                             never serve the damaged bytes
+//	     (R6 and R7: the rest of the segment is read             never serve the damaged bytes
+//	     ResyncConfirmReads more times; the earliest valid
+//	     frame any read showed decides)
 //	R7   still damaged, nothing valid follows                   torn tail: truncate there and
 //	                                                             sync (it was never acknowledged)
 //	R8   end of file at a frame boundary                        clean end
