@@ -20,6 +20,10 @@ type BrokerImage struct {
 
 // ReadBrokerImage decodes the durable files of one node (name -> bytes): the WAL under
 // "wal", the partition logs under "parts/<dir>/*.log"; id reads a payload's message id.
+// A partition's segments are read in name order (their base offsets) and, as recovery
+// does (core/plog, rows R2 and R4), a valid frame counts only if its base offset is at or
+// above the end of the frames before it: a frame of another log that a misdirected write
+// left past the damage is not this partition's record (cluster seed 614394).
 func ReadBrokerImage(files map[string][]byte, id func([]byte) (uint64, bool)) BrokerImage {
 	img := BrokerImage{WALIDs: map[uint64][]byte{}, Parts: map[string]map[uint64][]byte{}, IDs: map[uint64]bool{}}
 	w := ReadWALImage(files, "wal")
@@ -36,6 +40,7 @@ func ReadBrokerImage(files map[string][]byte, id func([]byte) (uint64, bool)) Br
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	next := map[string]uint64{} // partition dir -> the offset after its frames so far
 	for _, name := range names {
 		rest, ok := strings.CutPrefix(name, "parts/")
 		dir, file, ok2 := strings.Cut(rest, "/")
@@ -45,16 +50,18 @@ func ReadBrokerImage(files map[string][]byte, id func([]byte) (uint64, bool)) Br
 		if img.Parts[dir] == nil {
 			img.Parts[dir] = map[uint64][]byte{}
 		}
-		img.decodeSegment(dir, files[name], id)
+		next[dir] = img.decodeSegment(dir, files[name], next[dir], id)
 	}
 	return img
 }
 
-func (img *BrokerImage) decodeSegment(dir string, b []byte, id func([]byte) (uint64, bool)) {
+// decodeSegment adds the records of one segment of partition dir whose frames start at
+// or above offset next, and returns the offset after the last one.
+func (img *BrokerImage) decodeSegment(dir string, b []byte, next uint64, id func([]byte) (uint64, bool)) uint64 {
 	for p := 0; p < len(b); {
 		bt, n, err := plog.DecodeBatch(b[p:])
-		if err != nil {
-			p++ // resync on the next valid frame
+		if err != nil || bt.BaseOffset < next {
+			p++ // resync on the next valid frame that could follow
 			continue
 		}
 		for i, e := range bt.Entries {
@@ -64,5 +71,7 @@ func (img *BrokerImage) decodeSegment(dir string, b []byte, id func([]byte) (uin
 			}
 		}
 		p += n
+		next = bt.BaseOffset + uint64(len(bt.Entries))
 	}
+	return next
 }
