@@ -53,6 +53,8 @@ type run struct {
 	err      error
 	noSpace  bool      // the device refused a write as full since the last restart
 	inflight []disk.Op // ops issued and not yet performed, in issue order (Land decides them at a crash)
+	// crashInWrite: the chain's crash waits for the next write (inwrite.go).
+	crashInWrite bool
 }
 
 // AckedFloor is the fewest acknowledged appends a seed must have: one under it did too
@@ -128,7 +130,7 @@ func (u *run) handle(e event) {
 		}
 	case evCrash:
 		// Epoch 0: the periodic crash chain. Otherwise: the restart a WAL failure asked for.
-		if e.epoch == 0 || e.epoch == u.epoch {
+		if e.epoch == u.epoch || e.epoch == 0 && !u.holdCrashForWrite() {
 			u.crash()
 		}
 		if e.epoch == 0 && !u.healing {
@@ -204,7 +206,9 @@ func (u *run) drain() {
 	rd := u.log.Ready()
 	for _, op := range rd.Ops {
 		u.inflight = append(u.inflight, op)
-		u.s.At(u.s.Now()+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
+		lat := u.latency(op)
+		u.s.At(u.s.Now()+lat, event{kind: evOpDone, epoch: u.epoch, op: opRef{op: op}})
+		u.crashInFlight(op, lat)
 	}
 	acked := false
 	for _, d := range rd.Done {
