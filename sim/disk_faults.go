@@ -104,6 +104,27 @@ func (d *Disk) RotAt(name string, off int64) bool {
 	return true
 }
 
+// CorruptDirtyAt is a silently corrupted write placed by a simulator: one bit, drawn
+// from the fault stream, of the dirty byte at off of file name flips on its way to the
+// device, while the cache keeps the byte as written. A device read and the next sync see
+// the flipped bit; a cached read does not. It reports whether it did: a name that does
+// not exist or a byte that is not dirty is left alone. Counted as a corrupted write (and
+// as damage to the file's directory).
+func (d *Disk) CorruptDirtyAt(name string, off int64) bool {
+	ino, err := d.lookup("corrupt", name)
+	if err != nil || off < 0 || off >= int64(len(ino.cur)) || len(ino.dirty.within(int(off), int(off)+1)) == 0 {
+		return false
+	}
+	at := int(off)
+	b := ino.writeback(at, at+1)
+	b[0] ^= 1 << d.fr.Intn(8)
+	ino.forgetMeant(at, at+1)
+	ino.meant = append(ino.meant, meantWrite{off: at, data: []byte{ino.cur[at]}, stored: b})
+	d.stats.WritesCorrupted++
+	d.noteDamage(name)
+	return true
+}
+
 // rotByte flips one bit of the durable byte at of ino, unless that byte is dirty or
 // past the cached file's end (a pending truncate).
 func (d *Disk) rotByte(ino *inode, at int) bool {

@@ -304,3 +304,31 @@ func TestDamagePerDirectory(t *testing.T) {
 		t.Fatalf("an EIO counted as damage: %d", d.Damage("a"))
 	}
 }
+
+// A placed write corruption changes what the device gets of a dirty byte, not the cache:
+// the sync makes the flipped bit durable, a cached read still shows the byte written. A
+// clean byte is left alone.
+func TestCorruptDirtyAt(t *testing.T) {
+	d := newDisk(9, DiskConfig{})
+	durableFile(t, d, "a", fill(64, 'a'))
+	if d.CorruptDirtyAt("a", 3) {
+		t.Fatal("a clean byte was corrupted")
+	}
+	must(t, d.WriteAt("a", 64, fill(16, 'b')))
+	if !d.CorruptDirtyAt("a", 70) {
+		t.Fatal("a dirty byte was not corrupted")
+	}
+	must(t, d.Sync("a"))
+	if !bytes.Equal(contents(t, d, "a"), append(fill(64, 'a'), fill(16, 'b')...)) {
+		t.Fatalf("the cache changed: %q", contents(t, d, "a"))
+	}
+	dev := deviceContents(t, d, "a")
+	for i, c := range dev {
+		if want := byte(map[bool]byte{true: 'a', false: 'b'}[i < 64]); (c != want) != (i == 70) {
+			t.Fatalf("device byte %d is %q: %q", i, c, dev)
+		}
+	}
+	if st := d.Stats(); st.WritesCorrupted != 1 || d.Damage("") != 1 {
+		t.Fatalf("stats %+v, damage %d", st, d.Damage(""))
+	}
+}

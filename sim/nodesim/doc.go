@@ -6,7 +6,8 @@
 // quarter of the seeds (small segments, so retention removes records during the run),
 // and the disk faults of DESIGN.md section 3: crashes at any point (inside commitDurable
 // too), torn and garbage sectors, silent write corruption, failed fsyncs, read errors and
-// bit flips.
+// bit flips; and, in some seeds, a process crash placed between a commit's write and its
+// fdatasync with that write corrupted on the device (incommit.go: recovery's row R11).
 //
 // Checks, against durable images and what the clients saw (package invariants); every
 // violation starts with the check's name:

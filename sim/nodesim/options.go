@@ -29,7 +29,10 @@ type Options struct {
 	// retention removes records during the run (only a closed segment is removed).
 	RetentionMs     int64
 	SegmentBytesMax int64
-	Disk            sim.DiskConfig
+	// CrashInCommitProb: a crash of the chain waits, with this probability, for the next
+	// partition-log write, corrupts it on the device and strikes (incommit.go).
+	CrashInCommitProb float64
+	Disk              sim.DiskConfig
 }
 
 // FullKillsMax: a device that filled up (FillProb) is freed by the operator once its
@@ -75,14 +78,15 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.85) {
 		o.CrashGapNs = [2]int64{int64(r.Range(5_000_000, 50_000_000)), int64(r.Range(50_000_000, 1_000_000_000))}
 	}
+	o.CrashInCommitProb = pick(0, 0, 0.2, 0.5) // drawn last: the other options of a seed are as before
 	return o
 }
 
 func (o Options) String() string {
 	d := o.Disk
-	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d retention_ms=%d segment_bytes_max=%d\n"+
+	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d retention_ms=%d segment_bytes_max=%d crash_in_commit=%g\n"+
 		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s",
 		o.Seed, o.Producers, o.Consumers, o.Topics, o.PartitionsMax, o.Steps, o.PayloadMax, o.BatchMax, o.ThinkMaxNs, o.VisibilityMs,
-		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery, o.RetentionMs, o.SegmentBytesMax,
+		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery, o.RetentionMs, o.SegmentBytesMax, o.CrashInCommitProb,
 		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString())
 }

@@ -72,6 +72,8 @@ type run struct {
 	healScans    int
 	crashes      []int64           // when the process died, in order
 	crashDamage  map[string]uint64 // ack directory -> the disk's damage count of its files at the last crash
+	// crashInCommit: the chain's crash waits for the next partition-log write (incommit.go).
+	crashInCommit bool
 }
 
 type topicInfo struct {
@@ -138,6 +140,9 @@ func (u *run) handle(e event) {
 	case evOpDone:
 		if e.epoch == u.epoch && u.up {
 			res := disk.Apply(u.d, e.op)
+			if u.crashAfterCommitWrite(e.op, res) {
+				return
+			}
 			u.record('d', e.op.ID, uint64(e.op.Kind), uint64(e.op.Off), uint64(len(e.op.Data)), uint64(len(res.Data)), boolBit(res.Err != nil))
 			u.n.DiskDone(u.s.Now(), res)
 			u.drain()
@@ -156,7 +161,7 @@ func (u *run) handle(e event) {
 		if e.epoch == 0 && u.healing {
 			return // the heal phase stops the crash schedule; node failures still restart
 		}
-		if e.epoch == 0 || e.epoch == u.epoch {
+		if e.epoch == u.epoch || e.epoch == 0 && !u.holdCrashForCommit() {
 			u.crash()
 		}
 		if e.epoch == 0 && !u.healing {
@@ -195,7 +200,13 @@ func (u *run) start() {
 }
 
 // crash kills the process: ops in flight and unanswered requests are lost with it.
-func (u *run) crash() {
+func (u *run) crash() { u.crashWith(u.d.Kill) }
+
+// crashKeepingCache kills the process alone: the kernel keeps the page cache.
+func (u *run) crashKeepingCache() { u.crashWith(func() bool { u.d.ProcessCrash(); return true }) }
+
+// crashWith kills the process, the disk's fate decided by kill.
+func (u *run) crashWith(kill func() bool) {
 	if !u.up {
 		return
 	}
@@ -205,7 +216,7 @@ func (u *run) crash() {
 	u.up = false
 	u.epoch++
 	u.loseRequests()
-	u.d.Kill() // a process crash (page cache kept) or a machine crash; the disk counts which
+	kill() // a process crash (page cache kept) or a machine crash; the disk counts which
 	u.noteCrashDamage()
 	u.checkDurable()
 	u.checkVisibility()

@@ -14,6 +14,7 @@ type Stats struct {
 	Delivered, Duplicates, Acks         uint64
 	Replayed, Removed410                uint64 // replays answered a record, and 410
 	Crashes, NodeFailures, Recoveries   uint64
+	CommitCrashes                       uint64 // crashes placed inside a commit (incommit.go)
 	Checks, HealEvents                  uint64 // invariant-1 image checks; heal-phase events
 	Dups                                [dupCauses]uint64
 
@@ -52,7 +53,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"write_corrupted": d.WritesCorrupted, "write_lost": d.WritesLost, "read_error": d.ReadErrors,
 		"read_corrupted": d.ReadsCorrupted, "nospace": d.NoSpaceInjected, "page_torn": d.PagesTorn,
 		"page_dropped": d.PagesDropped, "sector_garbage": d.SectorsGarbage, "dirop_lost": d.DirOpsLost,
-		"retention_410": s.Removed410,
+		"retention_410": s.Removed410, "crash_in_commit": s.CommitCrashes,
 	}
 }
 
@@ -74,9 +75,9 @@ func (s Stats) Lines() []string {
 		fmt.Fprintf(&dups, " %s=%d", dupNames[i], n)
 	}
 	return []string{
-		fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d acks=%d replayed=%d removed_410=%d crashes=%d node_failures=%d recoveries=%d heal_events=%d",
+		fmt.Sprintf("stats: produced=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d acks=%d replayed=%d removed_410=%d crashes=%d crashes_in_commit=%d node_failures=%d recoveries=%d heal_events=%d",
 			s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Acks, s.Replayed, s.Removed410,
-			s.Crashes, s.NodeFailures, s.Recoveries, s.HealEvents),
+			s.Crashes, s.CommitCrashes, s.NodeFailures, s.Recoveries, s.HealEvents),
 		"duplicates by cause:" + dups.String(),
 		fmt.Sprintf("checked: inv1_images=%d inv3_bytes=%d inv4_offsets=%d inv4_retention=%d inv8_places=%d inv9_leases=%d inv9_acks=%d inv9_redelivery=%d inv10_duplicates=%d history_ops=%d",
 			s.Checks, s.BytesChecked, s.VisibilityChecked, s.RetentionChecked, s.PlaceChecked, s.LeaseChecked,
