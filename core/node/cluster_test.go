@@ -165,6 +165,21 @@ func (c *cluster) members(i int) string {
 	return fmt.Sprint(r.Members)
 }
 
+// awaitLeader advances time until some node's metastore replica leads, for at most
+// boundNs, and returns it. Raft's election timeouts are random (crypto/rand, outside the
+// simulators), so after a restart an election may take a few terms.
+func (c *cluster) awaitLeader(boundNs int64) int {
+	for waited := int64(0); ; waited += 100_000_000 {
+		if l := c.leader(); l >= 0 {
+			return l
+		}
+		if waited >= boundNs {
+			c.t.Fatalf("no metastore leader %d ms after asking", boundNs/1_000_000)
+		}
+		c.advance(100_000_000)
+	}
+}
+
 // leader is the node whose metastore replica leads, -1 for none.
 func (c *cluster) leader() int {
 	l := -1

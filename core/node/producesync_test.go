@@ -167,6 +167,7 @@ func TestProduceSyncFailsAtOnceWhenTheOwnerRestarts(t *testing.T) {
 		c.advance(100_000_000)
 	}
 	c.advance(1_000_000_000)
+	c.awaitLeader(10_000_000_000) // a consume needs one; the restart may have cost the leader
 	if r := c.do(producer, produceSync("r", node.ProduceMessage{Partition: 0, Payload: []byte("to the new one")})); r.Err != nil || r.Accepted != 1 {
 		t.Fatalf("sync produce to the restarted owner: %+v", r)
 	}
