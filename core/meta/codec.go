@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/narad/narad/core/access"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -33,6 +34,11 @@ type entryV1 struct {
 	Member                  uint64  `json:"member,omitempty"`
 	Addr                    string  `json:"addr,omitempty"`
 	Alive                   bool    `json:"alive,omitempty"`
+	// The user commands' fields (users.go).
+	Username string         `json:"username,omitempty"`
+	Actor    string         `json:"actor,omitempty"`
+	Hash     string         `json:"hash,omitempty"`
+	Grants   []access.Grant `json:"grants,omitempty"`
 }
 
 // proposalEntry is a decoded command entry.
@@ -48,6 +54,7 @@ func encodeCommand(p proposalEntry) []byte {
 		Partitions: p.Cmd.Partitions, RetentionMs: p.Cmd.RetentionMs,
 		VisibilityTimeoutMs: p.Cmd.VisibilityTimeoutMs, MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
 		Member: p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
+		Username: p.Cmd.Username, Actor: p.Cmd.Actor, Hash: p.Cmd.Hash, Grants: p.Cmd.Grants,
 	}
 	b, err := json.Marshal(e)
 	assert(err == nil, "command does not marshal")
@@ -69,8 +76,9 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 		Name: e.Name, Partitions: e.Partitions, RetentionMs: e.RetentionMs,
 		VisibilityTimeoutMs: e.VisibilityTimeoutMs, MaxInFlightPerPartition: e.MaxInFlightPerPartition,
 		Member: e.Member, Addr: e.Addr, Alive: e.Alive,
+		Username: e.Username, Actor: e.Actor, Hash: e.Hash, Grants: e.Grants,
 	}}
-	for k := CreateTopic; k <= SetMemberAlive; k++ {
+	for k := CreateTopic; k <= CreateRoot; k++ {
 		if e.Kind == k.String() {
 			p.Cmd.Kind = k
 		}
@@ -124,6 +132,13 @@ type stateJSON struct {
 	Topics   []Topic      `json:"topics"`            // sorted by name
 	Members  []Member     `json:"members,omitempty"` // sorted by id
 	Owners   []ownersJSON `json:"owners,omitempty"`  // sorted by topic id
+	Users    []userJSON   `json:"users,omitempty"`   // sorted by name
+}
+
+// userJSON is a user in the snapshot: User with its hash, which User never marshals.
+type userJSON struct {
+	User
+	Hash string `json:"hash"`
 }
 
 type ownersJSON struct {
@@ -143,6 +158,9 @@ func encodeState(m *machine) []byte {
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.owners)) {
 		st.Owners = append(st.Owners, ownersJSON{Topic: id, Owners: m.owners[id]})
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.users)) {
+		st.Users = append(st.Users, userJSON{User: m.users[name], Hash: m.users[name].Hash})
 	}
 	b, err := json.Marshal(st)
 	assert(err == nil, "state does not marshal")
@@ -222,7 +240,34 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		}
 		m.owners[o.Topic] = o.Owners
 	}
+	if err := decodeUsers(m, st.Users); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// decodeUsers checks the snapshot's users (names sorted and unique, hashes, grants in
+// their normal form, the root user admin with admin only) and adds them to m.
+func decodeUsers(m *machine, users []userJSON) error {
+	if len(users) > UsersMax {
+		return errBody
+	}
+	for i, uj := range users {
+		u := uj.User
+		u.Hash = uj.Hash
+		gs, err := access.Normalize(u.Grants)
+		if err != nil || !access.ValidUsername(u.Name) || (i > 0 && u.Name <= users[i-1].Name) || !ValidHash(u.Hash) ||
+			!slices.EqualFunc(gs, u.Grants, grantEqual) || (u.Root && (u.Name != access.RootUsername || !access.IsAdmin(gs))) {
+			return errBody
+		}
+		u.Grants = gs
+		m.users[u.Name] = u
+	}
+	return nil
+}
+
+func grantEqual(a, b access.Grant) bool {
+	return a.Action == b.Action && slices.Equal(a.Patterns, b.Patterns)
 }
 
 // validOwners: one non-zero member id per partition of the topic.

@@ -3,7 +3,11 @@ package meta
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/narad/narad/core/access"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -223,13 +227,17 @@ func FuzzDecodeCommand(f *testing.F) {
 	c, _ := Command{Kind: PatchTopic, Name: "t", Partitions: new(uint32(4))}.normalize()
 	f.Add(encodeCommand(proposalEntry{Node: 1, Seq: 1, NowNs: 5, Cmd: c}))
 	f.Add([]byte("\x01{}"))
+	u, _ := Command{Kind: CreateUser, Username: "u", Actor: "admin", Hash: "$2a$10$" + strings.Repeat("x", 53),
+		Grants: []access.Grant{{Action: access.Produce, Patterns: []string{"a*"}}}}.normalize()
+	f.Add(encodeCommand(proposalEntry{Node: 1, Seq: 2, NowNs: 5, Cmd: u}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodeCommand(b)
 		if err != nil {
 			return
 		}
 		q, err := decodeCommand(encodeCommand(p))
-		if err != nil || q.Node != p.Node || q.Seq != p.Seq || q.NowNs != p.NowNs || q.Cmd.Kind != p.Cmd.Kind || q.Cmd.Name != p.Cmd.Name {
+		if err != nil || q.Node != p.Node || q.Seq != p.Seq || q.NowNs != p.NowNs || q.Cmd.Kind != p.Cmd.Kind || q.Cmd.Name != p.Cmd.Name ||
+			q.Cmd.Username != p.Cmd.Username || q.Cmd.Hash != p.Cmd.Hash || fmt.Sprint(q.Cmd.Grants) != fmt.Sprint(p.Cmd.Grants) {
 			t.Fatalf("re-encoding: %+v vs %+v (%v)", p, q, err)
 		}
 		_, _ = newMachine().apply(p.Cmd, 1, p.NowNs) // the apply validates: never panics

@@ -118,7 +118,7 @@ func (s *Store) MemberDead(id uint64) bool {
 	return ok && !m.Alive
 }
 
-// StateDigest hashes the replica's state (topics with their owners, and members):
+// StateDigest hashes the replica's state (topics with their owners, members and users):
 // replicas at the same applied index must agree on it. The simulators compare them.
 func (s *Store) StateDigest() uint64 {
 	h := fnv.New64a()
@@ -126,5 +126,8 @@ func (s *Store) StateDigest() uint64 {
 		fmt.Fprintf(h, "%+v %v;", t, s.Owners(t.ID))
 	}
 	fmt.Fprintf(h, "%+v", s.Members())
+	for _, u := range s.Users() { // none: the digest of a state without users is as it was
+		fmt.Fprintf(h, ";%s %s %v %v", u.Name, u.Hash, u.Grants, u.Root)
+	}
 	return h.Sum64()
 }

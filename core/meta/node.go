@@ -207,7 +207,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if mutApplyUncommitted && e.GetIndex() <= s.earlyApplied {
 		return nil // applied already, uncommitted (the applyearly mutation)
 	}
-	t, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+	res, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
 	if p.Cmd.Kind == SetMemberAlive || p.Cmd.Kind == JoinMember {
 		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
 	}
@@ -216,7 +216,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if p.Node == s.cfg.ID {
 		if pr, ok := s.proposals[p.Seq]; ok && pr.term == e.GetTerm() {
 			delete(s.proposals, p.Seq)
-			s.answer(pr.token, t, aerr)
+			s.answer(pr.token, res, aerr)
 		}
 	}
 	return nil
@@ -262,40 +262,40 @@ func (s *Store) Propose(nowNs int64, token uint64, cmd Command) {
 func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 	switch s.state {
 	case stateFailed:
-		s.answer(token, Topic{}, s.failure)
+		s.answer(token, result{}, s.failure)
 		return false
 	case stateNew, stateRecovering:
-		s.answer(token, Topic{}, ErrNotLeader)
+		s.answer(token, result{}, ErrNotLeader)
 		return false
 	}
 	c, err := cmd.normalize()
 	if err != nil {
-		s.answer(token, Topic{}, err)
+		s.answer(token, result{}, err)
 		return false
 	}
 	st := s.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
-		s.answer(token, Topic{}, ErrNotLeader)
+		s.answer(token, result{}, ErrNotLeader)
 		return false
 	}
 	if len(s.proposals) >= ProposalsMax {
-		s.answer(token, Topic{}, ErrBusy)
+		s.answer(token, result{}, ErrBusy)
 		return false
 	}
 	if s.fresh(st) {
 		if t, err := s.sm.check(c); err != nil {
-			s.answer(token, t, err)
+			s.answer(token, result{Topic: t}, err)
 			return false
 		}
 	}
 	s.nextSeq++
 	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
 	if len(data) > CommandBytesMax {
-		s.answer(token, Topic{}, invalid("command over %d bytes", CommandBytesMax))
+		s.answer(token, result{}, invalid("command over %d bytes", CommandBytesMax))
 		return false
 	}
 	if err := s.rn.Propose(data); err != nil {
-		s.answer(token, Topic{}, ErrBusy) // the uncommitted tail is full, or a transfer runs
+		s.answer(token, result{}, ErrBusy) // the uncommitted tail is full, or a transfer runs
 		return false
 	}
 	s.proposals[s.nextSeq] = &proposal{token: token, term: st.GetTerm(), deadline: s.ticks + RequestTimeoutTicks}

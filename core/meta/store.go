@@ -96,10 +96,12 @@ func (c Config) withDefaults() Config {
 
 // ProposeDone answers one Propose. Err is nil exactly when the command's entry is
 // committed and applied on this replica; Topic is then the topic it created, changed or
-// deleted. With ErrExists, Topic is the topic that exists.
+// deleted (User the user, for a user command). With ErrExists, Topic is the topic that
+// exists.
 type ProposeDone struct {
 	Token uint64
 	Topic Topic
+	User  User
 	Err   error
 }
 
@@ -280,7 +282,7 @@ func (s *Store) expire() {
 	for _, seq := range slices.Sorted(maps.Keys(s.proposals)) {
 		if p := s.proposals[seq]; p.deadline <= s.ticks {
 			delete(s.proposals, seq)
-			s.answer(p.token, Topic{}, ErrTimeout)
+			s.answer(p.token, result{}, ErrTimeout)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.barriers)) {
@@ -366,11 +368,11 @@ func (s *Store) issue(p opPurpose, op disk.Op) {
 
 func (s *Store) path(name string) string { return s.cfg.Dir + "/" + name }
 
-func (s *Store) answer(token uint64, t Topic, err error) {
+func (s *Store) answer(token uint64, r result, err error) {
 	if token == 0 { // the store's own proposal (the controller's)
 		return
 	}
-	s.out.Done = append(s.out.Done, ProposeDone{Token: token, Topic: t, Err: err})
+	s.out.Done = append(s.out.Done, ProposeDone{Token: token, Topic: r.Topic, User: r.User, Err: err})
 }
 
 func (s *Store) answerBarrier(token uint64, err error) {
@@ -387,7 +389,7 @@ func (s *Store) fail(cause error) {
 	s.failure = fmt.Errorf("%w: %w", ErrFailed, cause)
 	s.out.Failed = s.failure
 	for _, seq := range slices.Sorted(maps.Keys(s.proposals)) {
-		s.answer(s.proposals[seq].token, Topic{}, s.failure)
+		s.answer(s.proposals[seq].token, result{}, s.failure)
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.barriers)) {
 		s.answerBarrier(s.barriers[id].token, s.failure)

@@ -3,6 +3,8 @@ package meta
 import (
 	"errors"
 	"fmt"
+
+	"github.com/narad/narad/core/access"
 )
 
 // Topic is one topic as the metastore holds it.
@@ -24,25 +26,33 @@ type CommandKind uint8
 
 // The commands.
 const (
-	CreateTopic    CommandKind = iota + 1 // fails with ErrExists if the name is taken
-	DeleteTopic                           // fails with ErrNotFound
-	PatchTopic                            // fails with ErrNotFound; partitions only grow
-	JoinMember                            // adds or updates a member (Member, Addr); it is alive
-	SetMemberAlive                        // marks a member alive or dead (Member, Alive); ErrNoMember
+	CreateTopic     CommandKind = iota + 1 // fails with ErrExists if the name is taken
+	DeleteTopic                            // fails with ErrNotFound
+	PatchTopic                             // fails with ErrNotFound; partitions only grow
+	JoinMember                             // adds or updates a member (Member, Addr); it is alive
+	SetMemberAlive                         // marks a member alive or dead (Member, Alive); ErrNoMember
+	CreateUser                             // adds a user (Username, Hash, Grants); ErrUserExists (users.go)
+	DeleteUser                             // removes a user (Username); ErrUserNotFound
+	SetUserGrants                          // replaces a user's grants (Username, Grants)
+	SetUserPassword                        // replaces a user's password hash (Username, Hash)
+	CreateRoot                             // adds the root user admin (Hash) unless a root exists
 )
 
-var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive"}
+var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive",
+	"user-create", "user-delete", "user-grants", "user-password", "user-root"}
 
 func (k CommandKind) String() string {
-	if k >= CreateTopic && k <= SetMemberAlive {
+	if k >= CreateTopic && k <= CreateRoot {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Command is a change to the topics or the members. For CreateTopic a nil field takes its
-// default; for PatchTopic a nil field is left unchanged; DeleteTopic takes only the name;
-// the member commands take Member and Addr or Alive.
+// Command is a change to the topics, the members or the users. For CreateTopic a nil field
+// takes its default; for PatchTopic a nil field is left unchanged; DeleteTopic takes only
+// the name; the member commands take Member and Addr or Alive; the user commands take
+// Username, Actor (who asks: SystemActor or a username, checked at apply) and Hash or
+// Grants (users.go).
 type Command struct {
 	Kind                    CommandKind
 	Name                    string
@@ -53,6 +63,10 @@ type Command struct {
 	RetentionMs             *int64
 	VisibilityTimeoutMs     *int64
 	MaxInFlightPerPartition *uint32
+	Username                string
+	Actor                   string
+	Hash                    string
+	Grants                  []access.Grant
 }
 
 // Topic defaults and bounds (API.md, "Topics").
@@ -112,6 +126,12 @@ func ValidName(name string) bool {
 // that the entry carries every value: a later change of a default never changes what a
 // replayed entry does.
 func (c Command) normalize() (Command, error) {
+	if isUserKind(c.Kind) {
+		return c.normalizeUser()
+	}
+	if c.Username != "" || c.Actor != "" || c.Hash != "" || len(c.Grants) > 0 {
+		return c, invalid("a topic or member command takes no user fields")
+	}
 	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
 		return c, c.checkMember()
 	}
@@ -168,6 +188,7 @@ func (c Command) checkBounds() error {
 // machine is the replicated state: the topics. Every replica applies the same entries in
 // the same order and reaches the same state; nothing here reads a clock or draws a number.
 type machine struct {
+	users    map[string]User // by name (users.go)
 	byName   map[string]Topic
 	byID     map[uint64]string
 	members  map[uint64]Member
@@ -177,7 +198,7 @@ type machine struct {
 
 func newMachine() *machine {
 	return &machine{byName: map[string]Topic{}, byID: map[uint64]string{}, members: map[uint64]Member{},
-		owners: map[uint64][]uint64{}}
+		owners: map[uint64][]uint64{}, users: map[string]User{}}
 }
 
 // check answers c against the current topics without changing them: the topic the command
@@ -185,6 +206,9 @@ func newMachine() *machine {
 func (m *machine) check(c Command) (Topic, error) {
 	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
 		return Topic{}, m.checkMember(c)
+	}
+	if isUserKind(c.Kind) {
+		return Topic{}, m.checkUser(c)
 	}
 	t, exists := m.byName[c.Name]
 	switch c.Kind {
@@ -234,14 +258,17 @@ func (m *machine) check(c Command) (Topic, error) {
 // apply applies the command of the entry at index, proposed at nowNs on the proposer's
 // clock. The apply is the truth: it validates again, and a command that conflicts with the
 // topics as they are now is answered with the error and changes nothing.
-func (m *machine) apply(c Command, index uint64, nowNs int64) (Topic, error) {
+func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 	m.commands++
 	if _, err := c.normalizeForApply(); err != nil {
-		return Topic{}, err
+		return result{}, err
 	}
 	t, err := m.check(c)
 	if err != nil {
-		return t, err
+		return result{Topic: t}, err
+	}
+	if isUserKind(c.Kind) {
+		return result{User: m.applyUser(c, nowNs)}, nil
 	}
 	switch c.Kind {
 	case CreateTopic:
@@ -263,7 +290,13 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (Topic, error) {
 	case JoinMember, SetMemberAlive:
 		m.applyMember(c)
 	}
-	return t, nil
+	return result{Topic: t}, nil
+}
+
+// result is what an applied command answers: the topic, or the user, it touched.
+type result struct {
+	Topic Topic
+	User  User
 }
 
 // normalizeForApply is normalize without filling defaults: an entry carries its values.
