@@ -18,6 +18,9 @@ var (
 	ErrCorrupt         = errors.New("record failed its checksum")  // 500
 	ErrMetastoreFailed = errors.New("the metastore failed")        // 500
 	ErrBadHandle       = errors.New("malformed receipt handle")    // 410: treat as not valid
+	ErrForbidden       = errors.New("forbidden")                   // 403: the actor may not do this
+	ErrUserExists      = errors.New("user already exists")         // 409
+	ErrUserNotFound    = errors.New("user not found")              // 404
 	// ErrNotCommitted: a synchronous produce's commit failed or timed out (not an HTTP
 	// answer: ProduceSync only). Its messages may or may not be stored.
 	ErrNotCommitted = errors.New("not committed at the partition's owner")

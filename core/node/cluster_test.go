@@ -34,6 +34,7 @@ type cluster struct {
 
 	voters   []uint64
 	restarts int
+	withRoot bool // each node's config carries a root hash of its own (rootHashOf)
 }
 
 type envelope struct {
@@ -45,8 +46,12 @@ func newCluster(t *testing.T, n int) *cluster { return newClusterOf(t, n, n) }
 
 // newClusterOf starts n nodes of which the first v are the metastore's initial voters;
 // the others join (as raft learners).
-func newClusterOf(t *testing.T, n, v int) *cluster {
-	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{}, resps: map[uint64]node.Response{}}
+func newClusterOf(t *testing.T, n, v int) *cluster { return newClusterWith(t, n, v, false) }
+
+// newClusterWith is newClusterOf whose nodes, withRoot, make the root user.
+func newClusterWith(t *testing.T, n, v int, withRoot bool) *cluster {
+	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{}, resps: map[uint64]node.Response{},
+		withRoot: withRoot}
 	var voters []uint64
 	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
@@ -62,8 +67,12 @@ func newClusterOf(t *testing.T, n, v int) *cluster {
 }
 
 func (c *cluster) config(i int) node.Config {
-	return node.Config{NodeID: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("n%d:7942", i),
+	cfg := node.Config{NodeID: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("n%d:7942", i),
 		Meta: meta.Config{ID: uint64(i), Voters: c.voters}, Dispatch: dispatch.Config{LingerNs: -1}}
+	if c.withRoot {
+		cfg.RootHash = rootHashOf(byte('0' + i))
+	}
+	return cfg
 }
 
 // restart crashes node index i (its disk loses what was not synced, its ops and

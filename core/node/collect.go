@@ -51,7 +51,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	n.issue(compMeta, partKey{}, rd.Ops)
 	n.sendRaft(rd.Messages)
 	for _, d := range rd.Done {
-		n.onProposeDone(nowNs, d.Token, d.Topic, d.Err)
+		n.onProposeDone(nowNs, d)
 	}
 	for _, b := range rd.Barriers {
 		switch {
@@ -64,6 +64,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	if n.metaReady && n.meta.AppliedIndex() != n.seenApplied {
 		n.seenApplied = n.meta.AppliedIndex()
 		n.syncTopics()
+		n.bootstrapRoot(nowNs)
 	}
 	if rd.Recovered != nil {
 		n.metaReady = true

@@ -77,6 +77,12 @@ func proposeCode(err error) (wire.ProposeCode, string) {
 		return wire.ProposeBusy, ""
 	case errors.Is(err, meta.ErrNotLeader):
 		return wire.ProposeNotLeader, ""
+	case errors.Is(err, meta.ErrForbidden):
+		return wire.ProposeForbidden, ""
+	case errors.Is(err, meta.ErrUserExists):
+		return wire.ProposeUserExists, ""
+	case errors.Is(err, meta.ErrUserNotFound):
+		return wire.ProposeUserNotFound, ""
 	}
 	return wire.ProposeFailed, truncate(err.Error(), wire.ReasonBytesMax)
 }
@@ -112,6 +118,12 @@ func forwardError(m wire.ProposeResponse) error {
 		return fmt.Errorf("%w: the metastore leader is over its proposal bound", ErrBusy)
 	case wire.ProposeNotLeader:
 		return fmt.Errorf("%w: the metastore leader changed", ErrNotReady)
+	case wire.ProposeForbidden:
+		return ErrForbidden
+	case wire.ProposeUserExists:
+		return ErrUserExists
+	case wire.ProposeUserNotFound:
+		return ErrUserNotFound
 	}
 	return fmt.Errorf("%w: the metastore leader failed the write: %s", ErrNotReady, m.Reason)
 }
@@ -127,8 +139,17 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 		n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the write is done, the local replica not confirmed: %v", ErrNotReady, err)})
 		return
 	}
-	if f.cmd.Kind == meta.DeleteTopic {
+	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser {
 		n.respond(Response{Token: f.token})
+		return
+	}
+	if f.cmd.Username != "" {
+		u, ok := n.meta.User(f.cmd.Username)
+		if !ok {
+			n.respond(Response{Token: f.token, Err: ErrUserNotFound}) // deleted again since
+			return
+		}
+		n.respond(Response{Token: f.token, User: apiUser(u)})
 		return
 	}
 	t, ok := n.meta.Topic(f.cmd.Name)

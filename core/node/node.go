@@ -29,6 +29,10 @@ type Config struct {
 	// message of partition from goes to partition to of incarnation topicID instead (the
 	// simulators hold every record found off its partition to such a move).
 	OnWalk func(topicID uint64, from, to uint32)
+	// RootHash is the bcrypt hash of the root user's password, from the shell; while it
+	// is set, a leader whose replica has no root user proposes it (users.go). Empty: the
+	// node never makes one (security off, or the simulators).
+	RootHash string
 }
 
 // component names which machine an op belongs to.
@@ -76,6 +80,7 @@ type Node struct {
 	rr                      map[string]uint32 // round-robin cursor per topic
 	consumes                map[uint64]*consumeOp
 	topicOps                map[uint64]uint64  // metastore token -> client token
+	rootRetryAtNs           int64              // bootstrapRoot's next try (users.go)
 	readOps                 map[uint64]readRef // plog read token -> consume waiting for it
 	nextTk                  uint64
 	nextHeartbeatNs         int64
@@ -140,6 +145,7 @@ type Response struct {
 	NextPage string
 	Stats    []PartitionStats
 	Members  []MemberInfo
+	User     User
 }
 
 // Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady
@@ -249,6 +255,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 	take(n.wal.NextDeadline())
 	take(n.meta.NextDeadline())
 	take(n.heartbeatDeadline())
+	take(n.rootDeadline())
 	if n.disp != nil {
 		take(n.disp.NextDeadline())
 	}

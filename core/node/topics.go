@@ -49,23 +49,23 @@ func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 }
 
 // onProposeDone answers the client and brings the partitions in line with the topic.
-func (n *Node) onProposeDone(nowNs int64, metaToken uint64, t meta.Topic, err error) {
-	if pp, ok := n.peerProposals[metaToken]; ok {
-		delete(n.peerProposals, metaToken)
-		n.answerPeerProposal(pp, err)
+func (n *Node) onProposeDone(nowNs int64, d meta.ProposeDone) {
+	if pp, ok := n.peerProposals[d.Token]; ok {
+		delete(n.peerProposals, d.Token)
+		n.answerPeerProposal(pp, d.Err)
 		return
 	}
-	token, ok := n.topicOps[metaToken]
+	token, ok := n.topicOps[d.Token]
 	if !ok {
 		return
 	}
-	delete(n.topicOps, metaToken)
-	if err != nil {
-		n.respond(Response{Token: token, Err: metaError(err)})
+	delete(n.topicOps, d.Token)
+	if d.Err != nil {
+		n.respond(Response{Token: token, Err: metaError(d.Err)})
 		return
 	}
 	n.syncTopics()
-	n.respond(Response{Token: token, Topic: apiTopic(t)})
+	n.respond(Response{Token: token, Topic: apiTopic(d.Topic), User: apiUser(d.User)})
 }
 
 // syncTopics brings the open partitions in line with the replica's topics, whoever made
@@ -140,6 +140,12 @@ var errPartitionDropped = errors.New("node: partition dropped with its topic")
 
 func metaError(err error) error {
 	switch {
+	case errors.Is(err, meta.ErrForbidden):
+		return ErrForbidden
+	case errors.Is(err, meta.ErrUserExists):
+		return ErrUserExists
+	case errors.Is(err, meta.ErrUserNotFound):
+		return ErrUserNotFound
 	case errors.Is(err, meta.ErrNotFound):
 		return ErrTopicNotFound
 	case errors.Is(err, meta.ErrExists):

@@ -121,6 +121,9 @@ const (
 	ProposeInvalid                          // the command is invalid (Reason says why)
 	ProposeBusy                             // the leader is over its proposal bound
 	ProposeFailed                           // anything else; the outcome may be unknown
+	ProposeForbidden                        // the command's actor may not do it (users)
+	ProposeUserExists                       // the user already exists
+	ProposeUserNotFound                     // the user does not exist
 	proposeCodeEnd
 )
 

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/meta"
+)
+
+// Users live in the metastore (core/meta/users.go). Their writes go through it like topic
+// writes (forwarded to the leader from a follower, answered once the local replica
+// applied them); reads serve the local replica. The node never sees a password: the shell
+// hashes it (bcrypt) before it asks, and checks a login against Users' hashes itself.
+
+// User is a user as the API shows it: never its hash.
+type User struct {
+	Name        string
+	Grants      []access.Grant
+	Root        bool
+	CreatedAtMs int64
+	UpdatedAtMs int64
+}
+
+// RootRetryNs is how often a leader whose replica has no root user proposes it again
+// (Config.RootHash) while none has applied.
+const RootRetryNs = 1_000_000_000
+
+// CreateUser adds a user with a password hash and grants, as actor asks
+// (meta.SystemActor when the node's security is off).
+func (n *Node) CreateUser(nowNs int64, token uint64, actor, name, hash string, grants []access.Grant) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.CreateUser, Actor: actor, Username: name, Hash: hash, Grants: grants})
+}
+
+// DeleteUser removes a user.
+func (n *Node) DeleteUser(nowNs int64, token uint64, actor, name string) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.DeleteUser, Actor: actor, Username: name})
+}
+
+// SetUserGrants replaces a user's grants.
+func (n *Node) SetUserGrants(nowNs int64, token uint64, actor, name string, grants []access.Grant) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.SetUserGrants, Actor: actor, Username: name, Grants: grants})
+}
+
+// SetUserPassword replaces a user's password hash (the shell checked the current
+// password when the user changes his own).
+func (n *Node) SetUserPassword(nowNs int64, token uint64, actor, name, hash string) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.SetUserPassword, Actor: actor, Username: name, Hash: hash})
+}
+
+// Users returns the local replica's users, hashes included, sorted by name: what the
+// shell authenticates against. UsersVersion tells when to read them again.
+func (n *Node) Users() []meta.User { return n.meta.Users() }
+
+// UsersVersion changes whenever the local replica's users may have changed: it is the
+// replica's applied index (users change only by an applied entry or an installed
+// snapshot, and both move it). A shell keeps its copy of Users while it stays the same.
+func (n *Node) UsersVersion() uint64 { return n.meta.AppliedIndex() }
+
+// apiUser is u without its hash.
+func apiUser(u meta.User) User {
+	return User{Name: u.Name, Grants: u.Grants, Root: u.Root, CreatedAtMs: u.CreatedAtMs, UpdatedAtMs: u.UpdatedAtMs}
+}
+
+// bootstrapRoot proposes the root user while this node leads the metastore, its replica
+// has none, and the shell gave a hash (Config.RootHash): the first start of a new
+// cluster. Any leader may do it; the metastore keeps the first that applies.
+func (n *Node) bootstrapRoot(nowNs int64) {
+	if n.cfg.RootHash == "" || !n.metaReady || nowNs < n.rootRetryAtNs || n.meta.LeaderID() != n.meta.ID() {
+		return
+	}
+	if u, ok := n.meta.User(access.RootUsername); ok && u.Root {
+		return
+	}
+	n.rootRetryAtNs = nowNs + RootRetryNs
+	n.meta.Propose(nowNs, 0, meta.Command{Kind: meta.CreateRoot, Hash: n.cfg.RootHash}) // token 0: no answer
+}
+
+// rootDeadline is when bootstrapRoot should look again.
+func (n *Node) rootDeadline() (int64, bool) {
+	if n.cfg.RootHash == "" || !n.metaReady || n.rootRetryAtNs == 0 {
+		return 0, false
+	}
+	if u, ok := n.meta.User(access.RootUsername); ok && u.Root {
+		return 0, false
+	}
+	return n.rootRetryAtNs, true
+}

@@ -1,0 +1,105 @@
+package node_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/dispatch"
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/node"
+)
+
+// rootHashOf is a stand-in bcrypt hash (the core checks its form, never a password).
+func rootHashOf(c byte) string { return "$2a$10$" + strings.Repeat(string(c), meta.HashBytes-7) }
+
+func producer(patterns ...string) []access.Grant {
+	return []access.Grant{{Action: access.Produce, Patterns: patterns}}
+}
+
+// A single node given a root hash makes the root user once its metastore leads; users
+// are then made, changed and deleted through it, each refusal with its API error.
+func TestSingleNodeMakesRootAndManagesUsers(t *testing.T) {
+	h := newHarnessWith(t, nil, node.Config{NodeID: "n1", Dispatch: dispatch.Config{LingerNs: -1}, RootHash: rootHashOf('r')})
+	h.advance(100_000_000)
+	us := h.n.Users()
+	if len(us) != 1 || us[0].Name != "admin" || !us[0].Root || us[0].Hash != rootHashOf('r') {
+		t.Fatalf("users after the first start: %+v", us)
+	}
+	r := h.do(func(now int64, tok uint64) { h.n.CreateUser(now, tok, "admin", "app", rootHashOf('a'), producer("orders")) })
+	if r.Err != nil || r.User.Name != "app" || r.User.Root || len(r.User.Grants) != 1 {
+		t.Fatalf("create: %+v", r)
+	}
+	refusals := []struct {
+		name string
+		f    func(now int64, tok uint64)
+		want error
+	}{
+		{"exists", func(now int64, tok uint64) { h.n.CreateUser(now, tok, "admin", "app", rootHashOf('a'), nil) }, node.ErrUserExists},
+		{"not admin", func(now int64, tok uint64) { h.n.CreateUser(now, tok, "app", "x", rootHashOf('a'), nil) }, node.ErrForbidden},
+		{"root", func(now int64, tok uint64) { h.n.DeleteUser(now, tok, "admin", "admin") }, node.ErrForbidden},
+		{"unknown", func(now int64, tok uint64) { h.n.DeleteUser(now, tok, "admin", "nobody") }, node.ErrUserNotFound},
+		{"bad grant", func(now int64, tok uint64) {
+			h.n.SetUserGrants(now, tok, "admin", "app", []access.Grant{{Action: "read"}})
+		}, node.ErrInvalid},
+	}
+	for _, c := range refusals {
+		if r := h.do(c.f); !errors.Is(r.Err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, r.Err, c.want)
+		}
+	}
+	if r := h.do(func(now int64, tok uint64) { h.n.SetUserPassword(now, tok, "app", "app", rootHashOf('b')) }); r.Err != nil {
+		t.Fatalf("own password: %v", r.Err)
+	}
+	if r := h.do(func(now int64, tok uint64) { h.n.DeleteUser(now, tok, "admin", "app") }); r.Err != nil || len(h.n.Users()) != 1 {
+		t.Fatalf("delete: %v, users %+v", r.Err, h.n.Users())
+	}
+	// A restart keeps the root user and makes no second one.
+	h.crash()
+	h.start()
+	h.advance(2 * node.RootRetryNs)
+	if us := h.n.Users(); len(us) != 1 || us[0].Hash != rootHashOf('r') {
+		t.Fatalf("users after a restart: %+v", us)
+	}
+}
+
+// In a cluster one root user applies, whichever nodes proposed theirs; a user made and
+// changed through a follower (forwarded to the leader) reaches every replica, and a
+// refusal comes back through the forward with its error.
+func TestClusterUsersAreReplicated(t *testing.T) {
+	c := newClusterWith(t, 3, 3, true)
+	c.advance(5_000_000_000)
+	l := c.leader()
+	f := (l + 1) % 3
+	roots := map[string]bool{}
+	for i, nd := range c.nodes {
+		us := nd.Users()
+		if len(us) != 1 || !us[0].Root {
+			t.Fatalf("node %d users %+v", i+1, us)
+		}
+		roots[us[0].Hash] = true
+	}
+	if len(roots) != 1 {
+		t.Fatalf("the replicas hold different root users: %v", roots)
+	}
+	r := c.do(f, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateUser(now, tok, "admin", "app", rootHashOf('a'), producer("o*"))
+	})
+	if r.Err != nil || r.User.Name != "app" {
+		t.Fatalf("create through a follower: %+v", r)
+	}
+	if r := c.do(f, func(nd *node.Node, now int64, tok uint64) { nd.DeleteUser(now, tok, "app", "admin") }); !errors.Is(r.Err, node.ErrForbidden) {
+		t.Fatalf("a forwarded forbidden delete: %v", r.Err)
+	}
+	if r := c.do(f, func(nd *node.Node, now int64, tok uint64) { nd.SetUserPassword(now, tok, "app", "app", rootHashOf('b')) }); r.Err != nil {
+		t.Fatalf("password through a follower: %v", r.Err)
+	}
+	c.settle()
+	for i, nd := range c.nodes {
+		us := nd.Users()
+		if len(us) != 2 || us[1].Name != "app" || us[1].Hash != rootHashOf('b') {
+			t.Fatalf("node %d users %+v", i+1, us)
+		}
+	}
+}
