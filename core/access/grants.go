@@ -36,6 +36,9 @@ const (
 	PatternsMax = 64
 	// GrantsMax bounds the grants of a request before Normalize merges them.
 	GrantsMax = 64
+	// PatternBytesMax bounds the bytes of all patterns of a user after Normalize: the
+	// grants travel in one metastore entry (core/meta.CommandBytesMax).
+	PatternBytesMax = 2048
 )
 
 // ErrInvalid is the error of a username, password or grant list that breaks a rule.
@@ -66,7 +69,7 @@ func Normalize(grants []Grant) ([]Grant, error) {
 			byAction[Admin] = []string{} // present, with no patterns
 		}
 	}
-	out := []Grant{}
+	out, total := []Grant{}, 0
 	for _, a := range Actions {
 		ps, ok := byAction[a]
 		if !ok {
@@ -76,6 +79,12 @@ func Normalize(grants []Grant) ([]Grant, error) {
 		ps = slices.Compact(ps)
 		if len(ps) > PatternsMax {
 			return nil, invalid("at most %d patterns for %s", PatternsMax, a)
+		}
+		for _, p := range ps {
+			total += len(p)
+		}
+		if total > PatternBytesMax {
+			return nil, invalid("at most %d bytes of patterns in all", PatternBytesMax)
 		}
 		g := Grant{Action: a}
 		if len(ps) > 0 {

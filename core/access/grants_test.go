@@ -34,6 +34,10 @@ func TestNormalizeRefusesBadGrants(t *testing.T) {
 	for i := range many {
 		many[i] = strings.Repeat("a", i+1)
 	}
+	long := make([]string, 21) // 21 patterns of 100 bytes: 2100 bytes over two actions
+	for i := range long {
+		long[i] = strings.Repeat(string(rune('a'+i)), 100)
+	}
 	cases := map[string][]access.Grant{
 		"unknown action":     {{Action: "read", Patterns: []string{"a"}}},
 		"admin with pattern": {{Action: access.Admin, Patterns: []string{"a"}}},
@@ -47,6 +51,7 @@ func TestNormalizeRefusesBadGrants(t *testing.T) {
 		"too many patterns":  {{Action: access.Consume, Patterns: many}},
 		"merged over bound":  {{Action: access.Consume, Patterns: many[:40]}, {Action: access.Consume, Patterns: many[40:]}},
 		"too many grants":    make([]access.Grant, access.GrantsMax+1),
+		"too many bytes":     {{Action: access.Produce, Patterns: long[:11]}, {Action: access.Consume, Patterns: long[11:]}},
 	}
 	for name, gs := range cases {
 		if _, err := access.Normalize(gs); !errors.Is(err, access.ErrInvalid) {

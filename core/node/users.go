@@ -83,3 +83,14 @@ func (n *Node) rootDeadline() (int64, bool) {
 	}
 	return n.rootRetryAtNs, true
 }
+
+// APIUsers returns the local replica's users as the API shows them (no hashes), sorted
+// by name.
+func (n *Node) APIUsers() []User {
+	us := n.meta.Users()
+	out := make([]User, len(us))
+	for i, u := range us {
+		out[i] = apiUser(u)
+	}
+	return out
+}

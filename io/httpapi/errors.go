@@ -50,6 +50,9 @@ var statusTable = []struct {
 	status int
 }{
 	{node.ErrTopicNotFound, http.StatusNotFound},
+	{node.ErrUserNotFound, http.StatusNotFound},
+	{node.ErrUserExists, http.StatusConflict},
+	{node.ErrForbidden, http.StatusForbidden},
 	{node.ErrTopicExists, http.StatusConflict},
 	{node.ErrPartitionRange, http.StatusBadRequest},
 	{node.ErrBusy, http.StatusTooManyRequests},

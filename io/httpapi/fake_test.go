@@ -24,6 +24,7 @@ type fakeBroker struct {
 	consumes []node.ConsumeRequest
 	fail     map[string]error // method name -> the error it returns
 	notReady error
+	u        *fakeUsers // nil until withUsers
 
 	gate    chan struct{} // Produce waits for it to close …
 	entered chan struct{} // … after sending here

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/io/auth"
 )
 
 // Broker is what the HTTP layer drives: one node (io/nodeshell implements it). Every method
@@ -41,6 +42,7 @@ type Broker interface {
 	Members(ctx context.Context) ([]node.MemberInfo, error)
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
+	UserBroker
 }
 
 // Options configure a Server. The zero value is usable.
@@ -53,11 +55,15 @@ type Options struct {
 	// InFlightMax bounds the produce requests (single and batch) being served at once; one
 	// more is answered 429 at once. 0: unlimited.
 	InFlightMax int
+	// Auth checks every /v1 route's and /metrics' credentials against the node's users
+	// (access.go); nil: security off (narad serve -dev), every route open.
+	Auth *auth.Authenticator
 }
 
 // Server is the HTTP layer of one node. It is safe for concurrent use.
 type Server struct {
 	b        Broker
+	auth     *auth.Authenticator // nil: security off
 	log      *slog.Logger
 	reg      *prometheus.Registry
 	m        *metrics
@@ -66,6 +72,7 @@ type Server struct {
 
 	patterns  map[string]*pattern // the fixed paths; topic paths are matched in match
 	topicPats [5]*pattern         // indexed by topicSub
+	userPats  [3]*pattern         // indexed by subUser…
 	notFound  *route
 	promH     http.Handler
 	handler   http.Handler
@@ -75,10 +82,12 @@ type Server struct {
 // writes nothing and returns an error, which the server maps to a status (errors.go).
 type handlerFunc func(w http.ResponseWriter, r *http.Request, topic string) (int, error)
 
-// route is one (method, pattern): its handler and its cached metric children.
+// route is one (method, pattern): its handler, what it needs of the caller, and its
+// cached metric children.
 type route struct {
-	h  handlerFunc
-	rm *routeMetrics
+	h    handlerFunc
+	perm perm
+	rm   *routeMetrics
 }
 
 // pattern is one path with the routes of its methods.
@@ -89,7 +98,7 @@ type pattern struct {
 
 // New returns a Server that serves b.
 func New(b Broker, opts Options) *Server {
-	s := &Server{b: b, log: opts.Logger, reg: opts.Registry}
+	s := &Server{b: b, log: opts.Logger, reg: opts.Registry, auth: opts.Auth}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -128,27 +137,36 @@ const (
 
 func (s *Server) buildRoutes() {
 	s.patterns = map[string]*pattern{
-		"/healthz":            s.newPattern("/healthz", on{"GET", s.healthz}),
-		"/readyz":             s.newPattern("/readyz", on{"GET", s.readyz}),
-		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage}),
-		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics}, on{"POST", s.createTopic}),
-		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members}),
+		"/healthz":            s.newPattern("/healthz", on{"GET", s.healthz, permOpen}),
+		"/readyz":             s.newPattern("/readyz", on{"GET", s.readyz, permOpen}),
+		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage, permUser}),
+		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics, permUser}, on{"POST", s.createTopic, permUser}),
+		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members, permAdmin}),
+		"/v1/users":           s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
 	}
 	const t = "/v1/topics/{topic}"
 	s.topicPats = [5]*pattern{
-		subTopic:        s.newPattern(t, on{"GET", s.getTopic}, on{"PATCH", s.patchTopic}, on{"DELETE", s.deleteTopic}),
-		subProduce:      s.newPattern(t+"/produce", on{"POST", s.produce}),
-		subProduceBatch: s.newPattern(t+"/produce/batch", on{"POST", s.produceBatch}),
-		subConsume:      s.newPattern(t+"/consume", on{"GET", s.consume}),
-		subAck:          s.newPattern(t+"/ack", on{"POST", s.ack}),
+		subTopic: s.newPattern(t, on{"GET", s.getTopic, permSee}, on{"PATCH", s.patchTopic, permCreate},
+			on{"DELETE", s.deleteTopic, permCreate}),
+		subProduce:      s.newPattern(t+"/produce", on{"POST", s.produce, permProduce}),
+		subProduceBatch: s.newPattern(t+"/produce/batch", on{"POST", s.produceBatch, permProduce}),
+		subConsume:      s.newPattern(t+"/consume", on{"GET", s.consume, permConsume}),
+		subAck:          s.newPattern(t+"/ack", on{"POST", s.ack, permConsume}),
+	}
+	const u = "/v1/users/{name}"
+	s.userPats = [3]*pattern{
+		subUser:         s.newPattern(u, on{"GET", s.getUser, permUser}, on{"DELETE", s.deleteUser, permAdmin}),
+		subUserGrants:   s.newPattern(u+"/grants", on{"PUT", s.putGrants, permAdmin}),
+		subUserPassword: s.newPattern(u+"/password", on{"PUT", s.putPassword, permUser}),
 	}
 	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
 }
 
-// on pairs a method with its handler.
+// on pairs a method with its handler and what it needs of the caller.
 type on struct {
 	method string
 	h      handlerFunc
+	perm   perm
 }
 
 // newPattern builds a pattern. A route's metric label is Go's ServeMux pattern syntax,
@@ -157,7 +175,7 @@ func (s *Server) newPattern(path string, ons ...on) *pattern {
 	p := &pattern{methods: map[string]*route{}}
 	allow := make([]string, 0, len(ons))
 	for _, o := range ons {
-		p.methods[o.method] = &route{h: o.h, rm: s.m.route(o.method + " " + path)}
+		p.methods[o.method] = &route{h: o.h, perm: o.perm, rm: s.m.route(o.method + " " + path)}
 		allow = append(allow, o.method)
 	}
 	allowHeader := strings.Join(allow, ", ")
@@ -172,6 +190,9 @@ func (s *Server) newPattern(path string, ons ...on) *pattern {
 func (s *Server) match(path string) (*pattern, string) {
 	if p, ok := s.patterns[path]; ok {
 		return p, ""
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/users/"); ok {
+		return s.matchUser(rest)
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/topics/")
 	if !ok {
@@ -214,8 +235,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if s.shutting.Load() && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
 		err = node.ErrShuttingDown
-	} else {
-		status, err = rt.h(w, r, topic)
+	} else if r, err = s.authorize(w, r, rt.perm, topic); err == nil {
+		if rt.perm != permOpen && needsBodyType(r) && !contentTypeOK(r.Header) {
+			err = errContentType
+		} else {
+			status, err = rt.h(w, r, topic)
+		}
 	}
 	if err != nil {
 		status = writeError(w, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 
+	"github.com/narad/narad/core/access"
 	"github.com/narad/narad/core/node"
 )
 
@@ -41,6 +42,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, _ string) (
 	if !validTopicName(req.Name) {
 		return 0, errBadTopicName
 	}
+	if !can(r, access.Create, req.Name) {
+		return 0, errForbidden
+	}
 	t, err := s.b.CreateTopic(r.Context(), node.TopicSpec{
 		Name: req.Name, Partitions: req.Partitions, RetentionMs: req.RetentionMs,
 		VisibilityTimeoutMs: req.VisibilityTimeoutMs, MaxInFlightPerPartition: req.MaxInFlightPerPartition,
@@ -76,9 +80,11 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) (i
 	if err != nil {
 		return 0, err
 	}
-	out := topicListJSON{Topics: make([]topicJSON, len(topics))}
-	for i, t := range topics {
-		out.Topics[i] = encodeTopic(t)
+	out := topicListJSON{Topics: make([]topicJSON, 0, len(topics))}
+	for _, t := range topics {
+		if sees(r, t.Name) { // a page may so hold fewer than limit; next_page_token still goes on
+			out.Topics = append(out.Topics, encodeTopic(t))
+		}
 	}
 	if next != "" {
 		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(next))

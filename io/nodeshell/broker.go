@@ -3,6 +3,8 @@ package nodeshell
 import (
 	"context"
 
+	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 )
 
@@ -110,4 +112,71 @@ func (s *Shell) Ready() error {
 		return node.ErrShuttingDown
 	}
 	return s.node.IsReady()
+}
+
+// CreateUser adds a user through the metastore; hash is the password's bcrypt hash.
+func (s *Shell) CreateUser(ctx context.Context, actor, name, hash string, grants []access.Grant) (node.User, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.CreateUser(now, tok, actor, name, hash, grants) })
+	if err != nil {
+		return node.User{}, err
+	}
+	return r.User, r.Err
+}
+
+// DeleteUser removes a user through the metastore.
+func (s *Shell) DeleteUser(ctx context.Context, actor, name string) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.DeleteUser(now, tok, actor, name) })
+	if err != nil {
+		return err
+	}
+	return r.Err
+}
+
+// SetUserGrants replaces a user's grants through the metastore.
+func (s *Shell) SetUserGrants(ctx context.Context, actor, name string, grants []access.Grant) (node.User, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.SetUserGrants(now, tok, actor, name, grants) })
+	if err != nil {
+		return node.User{}, err
+	}
+	return r.User, r.Err
+}
+
+// SetUserPassword replaces a user's password hash through the metastore.
+func (s *Shell) SetUserPassword(ctx context.Context, actor, name, hash string) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.SetUserPassword(now, tok, actor, name, hash) })
+	if err != nil {
+		return err
+	}
+	return r.Err
+}
+
+// WatchUsers calls f with the node's users (hashes included) now and after every step
+// that may have changed them (node.UsersVersion), under the shell's lock: f must be quick
+// and must not call the shell.
+func (s *Shell) WatchUsers(f func([]meta.User)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onUsers = f
+	s.usersVersion = s.node.UsersVersion()
+	f(s.node.Users())
+}
+
+// noteUsers passes the users to the watcher when they may have changed. s.mu is held.
+func (s *Shell) noteUsers() {
+	if s.onUsers == nil || s.node.UsersVersion() == s.usersVersion {
+		return
+	}
+	s.usersVersion = s.node.UsersVersion()
+	s.onUsers(s.node.Users())
+}
+
+// Users lists the node's users as its replica holds them, without their hashes.
+func (s *Shell) Users(ctx context.Context) ([]node.User, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	us := s.node.APIUsers()
+	s.mu.Unlock()
+	return us, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
 	iodisk "github.com/narad/narad/io/disk"
@@ -47,6 +48,9 @@ type Shell struct {
 	// so that it stops the executor only once no step is about to submit.
 	submitting sync.RWMutex
 	link       *peerLink // the peer transport (OpenCluster); nil for a single node
+	// onUsers is told the users when they may have changed (WatchUsers).
+	onUsers      func([]meta.User)
+	usersVersion uint64
 }
 
 var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
@@ -88,6 +92,7 @@ func (s *Shell) step(f func(now int64)) {
 	t := now()
 	f(t)
 	rd := s.node.Ready()
+	s.noteUsers() // before any answer goes out: a request after it sees the change
 	chans := make([]chan node.Response, len(rd.Responses))
 	for i, r := range rd.Responses {
 		chans[i] = s.waiters[r.Token]

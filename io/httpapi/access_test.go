@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/io/auth"
+)
+
+const rootPassword = "root-password"
+
+// securedFixture is a fixture with security on: the root user, an admin "ops", a producer
+// "app" (produce on orders and b.*), and a reader "reader" (consume on every topic).
+func securedFixture(t *testing.T) *fixture {
+	t.Helper()
+	a := auth.New()
+	f := newFixture(t, Options{Auth: a})
+	f.fb.withUsers(a, rootPassword)
+	for _, u := range []string{
+		`{"username":"ops","password":"ops-password","grants":[{"action":"admin"}]}`,
+		`{"username":"app","password":"app-password","grants":[{"action":"produce","patterns":["orders","b.*"]}]}`,
+		`{"username":"reader","password":"reader-password","grants":[{"action":"consume","patterns":["*"]}]}`,
+	} {
+		if res := f.do(request{method: "POST", path: "/v1/users", body: u, header: as("admin", rootPassword)}); res.status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", u, res.status, res.body)
+		}
+	}
+	return f
+}
+
+// as is the Authorization header of user with password, plus extra headers.
+func as(user, password string, extra ...map[string]string) map[string]string {
+	h := map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
+	for _, e := range extra {
+		maps.Copy(h, e)
+	}
+	return h
+}
+
+func TestAccessCredentials(t *testing.T) {
+	f := securedFixture(t)
+	cases := []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"no credentials", request{method: "GET", path: "/v1/topics"}, http.StatusUnauthorized},
+		{"wrong password", request{method: "GET", path: "/v1/topics", header: as("app", "nope-nope")}, http.StatusUnauthorized},
+		{"unknown user", request{method: "GET", path: "/v1/topics", header: as("ghost", "app-password")}, http.StatusUnauthorized},
+		{"not basic", request{method: "GET", path: "/v1/topics", header: map[string]string{"Authorization": "Bearer x"}}, http.StatusUnauthorized},
+		{"healthz open", request{method: "GET", path: "/healthz"}, http.StatusOK},
+		{"readyz open", request{method: "GET", path: "/readyz"}, http.StatusOK},
+		{"metrics needs credentials", request{method: "GET", path: "/metrics"}, http.StatusUnauthorized},
+		{"metrics with credentials", request{method: "GET", path: "/metrics", header: as("reader", "reader-password")}, http.StatusOK},
+	}
+	for _, c := range cases {
+		res := f.do(c.req)
+		if res.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, res.status, res.body, c.status)
+		}
+		if c.status == http.StatusUnauthorized && res.header.Get("WWW-Authenticate") != `Basic realm="narad"` {
+			t.Errorf("%s: WWW-Authenticate %q", c.name, res.header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+func TestAccessGrants(t *testing.T) {
+	f := securedFixture(t)
+	app, reader, ops := as("app", "app-password", octet), as("reader", "reader-password"), as("ops", "ops-password")
+	cases := []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"produce granted", request{method: "POST", path: "/v1/topics/orders/produce", body: "x", header: app}, http.StatusAccepted},
+		{"produce elsewhere", request{method: "POST", path: "/v1/topics/full/produce", body: "x", header: app}, http.StatusForbidden},
+		{"produce by a reader", request{method: "POST", path: "/v1/topics/orders/produce", body: "x", header: as("reader", "reader-password", octet)}, http.StatusForbidden},
+		{"consume by a producer", request{method: "GET", path: "/v1/topics/full/consume", header: app}, http.StatusForbidden},
+		{"consume granted", request{method: "GET", path: "/v1/topics/full/consume", header: reader}, http.StatusOK},
+		{"ack by a producer", request{method: "POST", path: "/v1/topics/full/ack", body: oneHandle, header: as("app", "app-password")}, http.StatusForbidden},
+		{"create without grant", request{method: "POST", path: "/v1/topics", body: `{"name":"new"}`, header: reader}, http.StatusForbidden},
+		{"create by admin", request{method: "POST", path: "/v1/topics", body: `{"name":"new"}`, header: ops}, http.StatusCreated},
+		{"delete without grant", request{method: "DELETE", path: "/v1/topics/orders", header: reader}, http.StatusForbidden},
+		{"get a topic one sees", request{method: "GET", path: "/v1/topics/orders", header: as("app", "app-password")}, http.StatusOK},
+		{"get a topic one does not see", request{method: "GET", path: "/v1/topics/full", header: as("app", "app-password")}, http.StatusForbidden},
+		{"cluster by a user", request{method: "GET", path: "/v1/cluster/members", header: reader}, http.StatusForbidden},
+		{"users by a user", request{method: "GET", path: "/v1/users", header: reader}, http.StatusForbidden},
+		{"users by admin", request{method: "GET", path: "/v1/users", header: ops}, http.StatusOK},
+	}
+	for _, c := range cases {
+		if res := f.do(c.req); res.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, res.status, res.body, c.status)
+		}
+	}
+	res := f.do(request{method: "GET", path: "/v1/topics", header: as("app", "app-password")})
+	if res.status != http.StatusOK || !strings.Contains(res.body, `"orders"`) || strings.Contains(res.body, `"full"`) {
+		t.Fatalf("a producer's listing: %d %s", res.status, res.body)
+	}
+}
+
+func TestUsersAPI(t *testing.T) {
+	f := securedFixture(t)
+	root, ops, app := as("admin", rootPassword), as("ops", "ops-password"), as("app", "app-password")
+	cases := []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"create by a non-admin", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"12345678"}`, header: app}, http.StatusForbidden},
+		{"exists", request{method: "POST", path: "/v1/users", body: `{"username":"app","password":"12345678"}`, header: ops}, http.StatusConflict},
+		{"bad username", request{method: "POST", path: "/v1/users", body: `{"username":"a b","password":"12345678"}`, header: ops}, http.StatusBadRequest},
+		{"short password", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"1234567"}`, header: ops}, http.StatusBadRequest},
+		{"long password", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"` + strings.Repeat("p", 73) + `"}`, header: ops}, http.StatusBadRequest},
+		{"bad grant", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"12345678","grants":[{"action":"admin","patterns":["a"]}]}`, header: ops}, http.StatusBadRequest},
+		{"unknown field", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"12345678","hash":"x"}`, header: ops}, http.StatusBadRequest},
+		{"no content type", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"12345678"}`, header: as("ops", "ops-password", map[string]string{"Content-Type": ""})}, http.StatusUnsupportedMediaType},
+		{"admin granted by a non-root", request{method: "POST", path: "/v1/users", body: `{"username":"x","password":"12345678","grants":[{"action":"admin"}]}`, header: ops}, http.StatusForbidden},
+		{"get self", request{method: "GET", path: "/v1/users/app", header: app}, http.StatusOK},
+		{"get another", request{method: "GET", path: "/v1/users/ops", header: app}, http.StatusForbidden},
+		{"get unknown", request{method: "GET", path: "/v1/users/nobody", header: ops}, http.StatusNotFound},
+		{"delete root", request{method: "DELETE", path: "/v1/users/admin", header: ops}, http.StatusForbidden},
+		{"delete self", request{method: "DELETE", path: "/v1/users/ops", header: ops}, http.StatusForbidden},
+		{"delete unknown", request{method: "DELETE", path: "/v1/users/nobody", header: ops}, http.StatusNotFound},
+		{"grants of self", request{method: "PUT", path: "/v1/users/ops/grants", body: `{"grants":[]}`, header: ops}, http.StatusForbidden},
+		{"grants of root", request{method: "PUT", path: "/v1/users/admin/grants", body: `{"grants":[]}`, header: root}, http.StatusForbidden},
+		{"grants missing", request{method: "PUT", path: "/v1/users/app/grants", body: `{}`, header: ops}, http.StatusBadRequest},
+		{"own password without current", request{method: "PUT", path: "/v1/users/app/password", body: `{"new_password":"new-app-password"}`, header: app}, http.StatusForbidden},
+		{"own password, wrong current", request{method: "PUT", path: "/v1/users/app/password", body: `{"new_password":"new-app-password","current_password":"wrong-one"}`, header: app}, http.StatusForbidden},
+		{"another's password by a non-admin", request{method: "PUT", path: "/v1/users/ops/password", body: `{"new_password":"new-ops-password"}`, header: app}, http.StatusForbidden},
+		{"grants by admin", request{method: "PUT", path: "/v1/users/reader/grants", body: `{"grants":[{"action":"consume","patterns":["full"]}]}`, header: ops}, http.StatusOK},
+	}
+	for _, c := range cases {
+		if res := f.do(c.req); res.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, res.status, res.body, c.status)
+		}
+	}
+	// A user changes his own password: the old one stops at once, the new one works.
+	res := f.do(request{method: "PUT", path: "/v1/users/app/password", body: `{"new_password":"new-app-password","current_password":"app-password"}`, header: app})
+	if res.status != http.StatusNoContent {
+		t.Fatalf("own password: %d %s", res.status, res.body)
+	}
+	if res := f.do(request{method: "GET", path: "/v1/users/app", header: app}); res.status != http.StatusUnauthorized {
+		t.Fatalf("the old password after the change: %d", res.status)
+	}
+	res = f.do(request{method: "GET", path: "/v1/users/app", header: as("app", "new-app-password")})
+	if res.status != http.StatusOK || res.body != `{"username":"app","grants":[{"action":"produce","patterns":["b.*","orders"]}],"root":false,"created_at_ms":0,"updated_at_ms":0}` {
+		t.Fatalf("the new password: %d %s", res.status, res.body)
+	}
+	// An admin deletes a user: the user's credentials stop at once.
+	if res := f.do(request{method: "DELETE", path: "/v1/users/reader", header: ops}); res.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", res.status, res.body)
+	}
+	if res := f.do(request{method: "GET", path: "/v1/topics", header: as("reader", "reader-password")}); res.status != http.StatusUnauthorized {
+		t.Fatalf("a deleted user: %d", res.status)
+	}
+	// No answer carries a hash.
+	res = f.do(request{method: "GET", path: "/v1/users", header: ops})
+	if res.status != http.StatusOK || strings.Contains(res.body, "$2") || strings.Contains(res.body, "hash") {
+		t.Fatalf("list: %d %s", res.status, res.body)
+	}
+}
+
+// Five failed logins of one user, then 429 with Retry-After; another user is unaffected.
+func TestFailedLoginsThrottled(t *testing.T) {
+	f := securedFixture(t)
+	for i := range 5 {
+		if res := f.do(request{method: "GET", path: "/v1/topics", header: as("app", "wrong-password")}); res.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i+1, res.status)
+		}
+	}
+	res := f.do(request{method: "GET", path: "/v1/topics", header: as("app", "app-password")})
+	if res.status != http.StatusTooManyRequests || res.header.Get("Retry-After") != "12" {
+		t.Fatalf("the sixth try: %d %v", res.status, res.header)
+	}
+	if res := f.do(request{method: "GET", path: "/v1/topics", header: as("reader", "reader-password")}); res.status != http.StatusOK {
+		t.Fatalf("another user: %d", res.status)
+	}
+}
