@@ -196,7 +196,26 @@ func template(ctx context.Context, method, u, contentType string) *http.Request 
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	setCredentials(req)
 	return req
+}
+
+// credentials are the HTTP Basic user and password every request carries: NARAD_USER
+// (default admin) and NARAD_PASSWORD, read once at start; none without a password (a
+// node run with -dev, or a fake).
+var credentials struct{ user, password string }
+
+func readCredentials(getenv func(string) string) {
+	credentials.user, credentials.password = getenv("NARAD_USER"), getenv("NARAD_PASSWORD")
+	if credentials.user == "" {
+		credentials.user = "admin"
+	}
+}
+
+func setCredentials(req *http.Request) {
+	if credentials.password != "" {
+		req.SetBasicAuth(credentials.user, credentials.password)
+	}
 }
 
 // produceLoop posts payload to u until ctx ends. With batch, each 202's {"accepted":n}
@@ -546,6 +565,7 @@ func setupPost(ctx context.Context, client *http.Client, u, contentType string, 
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", "narad-bench")
+	setCredentials(req)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err

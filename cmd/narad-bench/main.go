@@ -122,6 +122,7 @@ func main() {
 var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	readCredentials(os.Getenv)
 	fs := flag.NewFlagSet("narad-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config

@@ -277,7 +277,7 @@ func (l *clusterLoad) produce(p int) {
 	for n := 0; !l.stopped.Load(); n++ {
 		m := l.pick(p + n)
 		l.attempted[p] = n + 1
-		resp, err := l.client.Post(m.c.base+"/v1/topics/cluster/produce", "application/octet-stream", bytes.NewReader(clusterPayload(p, n)))
+		resp, err := postAuth(l.client, m.c.base+"/v1/topics/cluster/produce", "application/octet-stream", bytes.NewReader(clusterPayload(p, n)))
 		if err != nil {
 			if !m.down.Load() {
 				l.unusual[p] = append(l.unusual[p], fmt.Sprintf("%d to node %d: %v", n, m.id, err))

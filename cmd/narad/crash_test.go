@@ -140,7 +140,7 @@ func produceUntilKilled(t *testing.T, c *child, killAfter int, killDelay time.Du
 			defer wg.Done()
 			for n := 0; !killed.Load(); n++ {
 				l.attempted[p] = n + 1
-				resp, err := c.client.Post(c.base+"/v1/topics/crash/produce", "application/octet-stream", bytes.NewReader(crashPayload(p, n)))
+				resp, err := postAuth(c.client, c.base+"/v1/topics/crash/produce", "application/octet-stream", bytes.NewReader(crashPayload(p, n)))
 				if err != nil {
 					return // the process is gone
 				}
@@ -302,7 +302,7 @@ func startChild(t *testing.T, bin, dir string) *child {
 func spawnChild(t *testing.T, bin, name string, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "NARAD_PRODUCE_INFLIGHT_MAX=0")
+	cmd.Env = append(os.Environ(), "NARAD_PRODUCE_INFLIGHT_MAX=0", "NARAD_ADMIN_PASSWORD="+testAdminPassword)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -399,6 +399,10 @@ func (c *child) try(method, path, body string) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	withCredentials(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return reply{}, err

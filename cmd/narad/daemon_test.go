@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,7 @@ func startDaemon(t *testing.T, dir string, args []string, tune func(*config)) *t
 	if err != nil {
 		t.Fatalf("parse flags %q: %v", full, err)
 	}
+	cfg.adminPassword = testAdminPassword
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -140,6 +142,36 @@ func (d *testDaemon) cleanup() {
 	d.client.CloseIdleConnections()
 }
 
+// testAdminPassword is the root user's password of every test daemon and child.
+const testAdminPassword = "test-admin-password"
+
+// withCredentials gives req the root user's HTTP Basic credentials, unless it has an
+// Authorization header: "-" there sends none.
+func withCredentials(req *http.Request) {
+	switch req.Header.Get("Authorization") {
+	case "":
+		req.SetBasicAuth("admin", testAdminPassword)
+	case "-":
+		req.Header.Del("Authorization")
+	}
+}
+
+// basicHeader is the root user's Authorization header line, for raw requests.
+func basicHeader() string {
+	return "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+testAdminPassword)) + "\r\n"
+}
+
+// postAuth is client.Post with the root user's credentials.
+func postAuth(client *http.Client, url, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	withCredentials(req)
+	return client.Do(req)
+}
+
 // reply is a response read in full.
 type reply struct {
 	status int
@@ -165,7 +197,10 @@ func (d *testDaemon) try(method, path string, header map[string]string, body []b
 	return d.send(req)
 }
 
+// send sends req with the root user's credentials unless it carries some (or
+// anonymous is set on the header map as "Authorization": "-").
 func (d *testDaemon) send(req *http.Request) (reply, error) {
+	withCredentials(req)
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return reply{}, err
@@ -235,7 +270,7 @@ func (d *testDaemon) produce(status int, topic, query string, payload []byte) re
 // createTopic creates a topic from a JSON body and returns it.
 func (d *testDaemon) createTopic(body string) topicJSON {
 	d.t.Helper()
-	r := d.expect(http.StatusCreated, http.MethodPost, "/v1/topics", nil, []byte(body))
+	r := d.expect(http.StatusCreated, http.MethodPost, "/v1/topics", jsonType, []byte(body))
 	var tp topicJSON
 	mustDecode(d.t, r.body, &tp)
 	return tp

@@ -77,14 +77,14 @@ func testTopics(d *testDaemon) {
 	if full.Partitions != 2 || full.RetentionMs != 0 || full.VisibilityTimeoutMs != 1500 || full.MaxInFlightPerPartition != 7 || full.ID == tp.ID {
 		t.Errorf("created with every field: %+v", full)
 	}
-	d.expect(http.StatusConflict, http.MethodPost, "/v1/topics", nil, []byte(`{"name":"t-full"}`))
+	d.expect(http.StatusConflict, http.MethodPost, "/v1/topics", jsonType, []byte(`{"name":"t-full"}`))
 	for _, body := range []string{
 		``, `{`, `{"name":""}`, `{"name":"."}`, `{"name":".."}`, `{"name":"a/b"}`, `{"name":"sp ace"}`,
 		`{"name":"` + strings.Repeat("n", 201) + `"}`, `{"name":"x","partitions":0}`, `{"name":"x","partitions":1025}`,
 		`{"name":"x","retention_ms":-1}`, `{"name":"x","visibility_timeout_ms":0}`,
 		`{"name":"x","max_in_flight_per_partition":0}`, `{"name":"x","colour":"red"}`, `{"name":"x"} {}`,
 	} {
-		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics", nil, []byte(body))
+		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics", jsonType, []byte(body))
 	}
 	d.createTopic(`{"name":"` + strings.Repeat("n", 200) + `"}`) // 200 characters is the limit
 	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/x", nil, nil)
@@ -114,7 +114,7 @@ func testTopics(d *testDaemon) {
 	d.ack(http.StatusNoContent, "t-full", m.ReceiptHandle, "")
 
 	// PATCH: grow, refuse to shrink, change settings.
-	r := d.expect(http.StatusOK, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"partitions":5,"retention_ms":60000}`))
+	r := d.expect(http.StatusOK, http.MethodPatch, "/v1/topics/t-full", jsonType, []byte(`{"partitions":5,"retention_ms":60000}`))
 	var patched topicJSON
 	mustDecode(t, r.body, &patched)
 	if patched.Partitions != 5 || patched.RetentionMs != 60000 || patched.ID != full.ID || patched.VisibilityTimeoutMs != 1500 {
@@ -127,10 +127,10 @@ func testTopics(d *testDaemon) {
 	if m := d.consumeOne("t-full", "partition=4&wait=5s"); m.Partition != 4 || m.text(t) != "in a new partition" {
 		t.Errorf("consumed from the new partition: %+v", m)
 	}
-	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"partitions":2}`))
-	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"name":"other"}`))
-	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", nil, []byte(`{"visibility_timeout_ms":0}`))
-	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/nope", nil, []byte(`{"retention_ms":1}`))
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", jsonType, []byte(`{"partitions":2}`))
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", jsonType, []byte(`{"name":"other"}`))
+	d.expect(http.StatusBadRequest, http.MethodPatch, "/v1/topics/t-full", jsonType, []byte(`{"visibility_timeout_ms":0}`))
+	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/nope", jsonType, []byte(`{"retention_ms":1}`))
 	if got := d.getTopic("t-full"); got.Partitions != 5 || got.RetentionMs != 60000 {
 		t.Errorf("refused patches changed the topic: %+v", got)
 	}
@@ -365,7 +365,7 @@ func testProduceBatch(d *testDaemon) {
 	t := d.t
 	d.createTopic(`{"name":"b","partitions":2}`)
 	path := "/v1/topics/b/produce/batch"
-	r := d.expect(http.StatusAccepted, http.MethodPost, path, nil, []byte(`{"messages":[
+	r := d.expect(http.StatusAccepted, http.MethodPost, path, jsonType, []byte(`{"messages":[
 		{"payload":{"k":[1,2]}},
 		{"payload":"aGVsbG8=","payload_encoding":"base64","key":"user","partition":1},
 		{"payload":"text","key":"//4=","key_encoding":"base64","partition":0},
@@ -405,23 +405,23 @@ func testProduceBatch(d *testDaemon) {
 		`{"messages":[{"payload":1},{"key_encoding":"base64","payload":1}]}`:                     "message 1: ",
 		`{"messages":[{"payload":1},{"payload":"` + longKey() + `","key":"` + longKey() + `"}]}`: "message 1: ",
 	} {
-		r := d.expect(http.StatusBadRequest, http.MethodPost, path, nil, []byte(body))
+		r := d.expect(http.StatusBadRequest, http.MethodPost, path, jsonType, []byte(body))
 		if msg := wantErrorBody(t, r); !strings.HasPrefix(msg, prefix) {
 			t.Errorf("batch %.60s: error %q, want the prefix %q", body, msg, prefix)
 		}
 	}
 	for _, body := range []string{``, `{}`, `{"messages":[]}`, `{"messages":[{}]}`, `{"messages":[{"payload":1,"colour":1}]}`,
 		`{"messages":[{"payload":1}],"extra":1}`, `[1]`, manyMessages(1001)} {
-		d.expect(http.StatusBadRequest, http.MethodPost, path, nil, []byte(body))
+		d.expect(http.StatusBadRequest, http.MethodPost, path, jsonType, []byte(body))
 	}
-	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/produce/batch", nil, []byte(`{"messages":[{"payload":1}]}`))
-	d.expect(http.StatusRequestEntityTooLarge, http.MethodPost, path, nil, make([]byte, 16<<20+1))
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/produce/batch", jsonType, []byte(`{"messages":[{"payload":1}]}`))
+	d.expect(http.StatusRequestEntityTooLarge, http.MethodPost, path, jsonType, make([]byte, 16<<20+1))
 	d.expect(http.StatusNoContent, http.MethodGet, "/v1/topics/b/consume", nil, nil) // nothing of the refused batches
 
 	// API.md: one WAL group commit for the batch (nothing else appends to the WAL here).
 	d.createTopic(`{"name":"b-1000","partitions":1}`)
 	before := string(d.expect(http.StatusOK, http.MethodGet, "/metrics", nil, nil).body)
-	r = d.expect(http.StatusAccepted, http.MethodPost, "/v1/topics/b-1000/produce/batch", nil, []byte(manyMessages(1000)))
+	r = d.expect(http.StatusAccepted, http.MethodPost, "/v1/topics/b-1000/produce/batch", jsonType, []byte(manyMessages(1000)))
 	if string(r.body) != `{"accepted":1000}` {
 		t.Fatalf("batch of 1000: %v", r)
 	}
@@ -654,7 +654,7 @@ func testBatchAck(d *testDaemon) {
 	}
 	h0, h1, h2 := ms[0].ReceiptHandle, ms[1].ReceiptHandle, ms[2].ReceiptHandle
 	body := fmt.Sprintf(`{"receipt_handles":[%q,"bogus",%q,%q]}`, h0, h0, h1)
-	r := d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", nil, []byte(body))
+	r := d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", jsonType, []byte(body))
 	var res struct {
 		Results []struct {
 			Status int    `json:"status"`
@@ -672,7 +672,7 @@ func testBatchAck(d *testDaemon) {
 		}
 	}
 	// A batch nack (extend=0) then a batch settle.
-	r = d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack?extend=0", nil, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, h2))
+	r = d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack?extend=0", jsonType, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, h2))
 	if !bytes.Equal(r.body, []byte(`{"results":[{"status":204}]}`)) {
 		t.Errorf("batch nack: %s", r.body)
 	}
@@ -680,11 +680,11 @@ func testBatchAck(d *testDaemon) {
 	if m.Offset != 2 {
 		t.Fatalf("after the batch nack: %+v", m)
 	}
-	d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", nil, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, m.ReceiptHandle))
+	d.expect(http.StatusOK, http.MethodPost, "/v1/topics/ba/ack", jsonType, fmt.Appendf(nil, `{"receipt_handles":[%q]}`, m.ReceiptHandle))
 	for _, b := range []string{`{"receipt_handles":[]}`, `{"receipt_handles":["x"],"more":1}`, `{`, manyHandles(101)} {
-		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics/ba/ack", nil, []byte(b))
+		d.expect(http.StatusBadRequest, http.MethodPost, "/v1/topics/ba/ack", jsonType, []byte(b))
 	}
-	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/ack", nil, []byte(`{"receipt_handles":["x"]}`))
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/nope/ack", jsonType, []byte(`{"receipt_handles":["x"]}`))
 }
 
 func manyHandles(n int) string {
@@ -708,9 +708,9 @@ func testDeleteRecreate(d *testDaemon) {
 	d.expect(http.StatusNoContent, http.MethodDelete, "/v1/topics/d", nil, nil)
 	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/d", nil, nil)
 	d.expect(http.StatusNotFound, http.MethodDelete, "/v1/topics/d", nil, nil)
-	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/d", nil, []byte(`{"partitions":3}`))
+	d.expect(http.StatusNotFound, http.MethodPatch, "/v1/topics/d", jsonType, []byte(`{"partitions":3}`))
 	d.produce(http.StatusNotFound, "d", "", []byte("x"))
-	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/d/produce/batch", nil, []byte(`{"messages":[{"payload":1}]}`))
+	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/d/produce/batch", jsonType, []byte(`{"messages":[{"payload":1}]}`))
 	d.expect(http.StatusNotFound, http.MethodGet, "/v1/topics/d/consume", nil, nil)
 	d.expect(http.StatusNotFound, http.MethodPost, "/v1/topics/d/ack?receipt_handle="+leased.ReceiptHandle, nil, nil)
 	var list struct {

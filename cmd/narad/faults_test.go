@@ -24,7 +24,7 @@ import (
 func (d *testDaemon) holdProduce(topic string) *rawConn {
 	d.t.Helper()
 	rc := d.dialRaw()
-	rc.write("POST /v1/topics/" + topic + "/produce HTTP/1.1\r\nHost: narad\r\n" +
+	rc.write("POST /v1/topics/" + topic + "/produce HTTP/1.1\r\nHost: narad\r\n" + basicHeader() +
 		"Content-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\nh")
 	return rc
 }
@@ -57,7 +57,7 @@ func TestProduceInFlightCap(t *testing.T) {
 		if !strings.Contains(wantErrorBody(t, r), "in-flight") {
 			t.Errorf("429 message: %s", r.body)
 		}
-		d.expect(http.StatusTooManyRequests, http.MethodPost, "/v1/topics/cap/produce/batch", nil, []byte(`{"messages":[{"payload":1}]}`))
+		d.expect(http.StatusTooManyRequests, http.MethodPost, "/v1/topics/cap/produce/batch", jsonType, []byte(`{"messages":[{"payload":1}]}`))
 		statuses := []int{held[0].finish().status, held[1].finish().status}
 		if statuses[0] == http.StatusAccepted && statuses[1] == http.StatusAccepted {
 			break

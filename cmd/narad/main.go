@@ -12,9 +12,9 @@
 // /v1/cluster/members, /healthz, /readyz and /metrics. Without -peers the node is a
 // cluster of one: it is its own metastore leader and owns every partition. With -peers
 // (cluster.go) it is a member of a cluster: it talks to its peers over QUIC (io/net) on
-// the UDP port of its HTTP host:port, authenticated by the cluster secret. Access control
-// is not served yet, so every /v1 route is open: bind it to a trusted address (loopback
-// by default).
+// the UDP port of its HTTP host:port, authenticated by the cluster secret. Every /v1
+// route and /metrics need HTTP Basic credentials of a user of the metastore (security.go);
+// -dev turns that off on a loopback address.
 //
 // On start the node recovers its logs; /readyz answers 503 until that is done. SIGTERM or
 // SIGINT shuts it down cleanly: /healthz and every /v1 route answer 503, requests being
@@ -36,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/narad/narad/core/access"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -69,7 +71,16 @@ cluster flags (without -peers the node is a cluster of one):
 A member serves HTTP on TCP and talks to its peers over QUIC on UDP, both at the
 host:port of -addr.
 
-Access control is not served yet: every /v1 route is open.
+access control (on by default; see the README's "Access"):
+  every /v1 route and /metrics need HTTP Basic credentials of a user; the root user
+  admin is made on a new cluster's first start with the password in
+  NARAD_ADMIN_PASSWORD (8 to 72 bytes; environment only), or a generated one logged once
+  -dev                      security off (NARAD_DEV=1); refused unless -addr is loopback
+  -tls-cert FILE -tls-key FILE
+                            serve HTTPS (NARAD_TLS_CERT, NARAD_TLS_KEY)
+  -metrics-addr HOST:PORT   also serve /metrics there without credentials
+                            (NARAD_METRICS_ADDR)
+
 SIGTERM or SIGINT shuts it down cleanly; a second signal stops waiting for requests.
 Exit status: 0 after a clean shutdown, 1 when the node failed or could not start, 2 on
 a usage error.
@@ -133,13 +144,21 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cl.advertise, "advertise", envOr("NARAD_ADVERTISE", ""), "address peers and clients reach (NARAD_ADVERTISE)")
 	fs.StringVar(&cl.peers, "peers", envOr("NARAD_PEERS", ""), "initial members, ID=HOST:PORT,… (NARAD_PEERS)")
 	fs.StringVar(&cl.secret, "cluster-secret", envOr("NARAD_CLUSTER_SECRET", ""), "cluster secret (NARAD_CLUSTER_SECRET)")
+	dev := fs.Bool("dev", envOr("NARAD_DEV", "") == "1", "security off, loopback only (NARAD_DEV=1)")
+	metricsAddr := fs.String("metrics-addr", envOr("NARAD_METRICS_ADDR", ""), "serve /metrics without credentials here (NARAD_METRICS_ADDR)")
+	tlsCert := fs.String("tls-cert", envOr("NARAD_TLS_CERT", ""), "TLS certificate file (NARAD_TLS_CERT)")
+	tlsKey := fs.String("tls-key", envOr("NARAD_TLS_KEY", ""), "TLS key file (NARAD_TLS_KEY)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	cfg := config{data: *data, addr: *addr, nodeID: *nodeID}
+	cfg := config{data: *data, addr: *addr, nodeID: *nodeID, dev: *dev, adminPassword: os.Getenv("NARAD_ADMIN_PASSWORD"),
+		metricsAddr: *metricsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey}
+	if err := checkSecurityFlags(cfg); err != nil {
+		return config{}, err
+	}
 	if err := parseCluster(&cfg, cl); err != nil {
 		return config{}, err
 	}
@@ -184,6 +203,20 @@ func validLevel(s string) bool {
 		return true
 	}
 	return false
+}
+
+// checkSecurityFlags refuses -dev off loopback, half a TLS pair, and an admin password
+// that could never be a user's.
+func checkSecurityFlags(cfg config) error {
+	switch {
+	case cfg.dev && !loopback(cfg.addr):
+		return fmt.Errorf("-dev turns access control off and is refused on %s: listen on a loopback address", cfg.addr)
+	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
+		return fmt.Errorf("-tls-cert and -tls-key go together")
+	case cfg.adminPassword != "" && (len(cfg.adminPassword) < access.PasswordBytesMin || len(cfg.adminPassword) > access.PasswordBytesMax):
+		return fmt.Errorf("NARAD_ADMIN_PASSWORD must be %d to %d bytes", access.PasswordBytesMin, access.PasswordBytesMax)
+	}
+	return nil
 }
 
 func envOr(name, def string) string {

@@ -125,7 +125,7 @@ func produceTimed(t *testing.T, m *member, l *clusterLoad, n int) []time.Time {
 			defer wg.Done()
 			for i := 0; i < n/redispatchProducers; i++ {
 				l.attempted[p] = i + 1
-				resp, err := client.Post(m.c.base+"/v1/topics/cluster/produce", "application/octet-stream", bytes.NewReader(clusterPayload(p, i)))
+				resp, err := postAuth(client, m.c.base+"/v1/topics/cluster/produce", "application/octet-stream", bytes.NewReader(clusterPayload(p, i)))
 				if err != nil {
 					l.unusual[p] = append(l.unusual[p], err.Error())
 					return

@@ -41,6 +41,13 @@ type config struct {
 	nodeID             string     // node name, shown as owner_node
 	produceInFlightMax int        // produce requests served at once; 0: unlimited
 
+	// Access control (security.go).
+	dev           bool   // security off; refused unless addr is loopback
+	adminPassword string // the root user's password on a new cluster's first start; "": generated
+	metricsAddr   string // a second address serving /metrics without credentials; "": none
+	tlsCert       string // with tlsKey: serve HTTPS
+	tlsKey        string
+
 	// Cluster mode (cluster.go).
 	id        uint64            // member id (the metastore's raft id)
 	advertise string            // address peers and clients reach; "" see advertised
@@ -75,9 +82,10 @@ type daemon struct {
 	api       *httpapi.Server
 	requests  requestCounter
 	hs        *http.Server
-	ln        net.Addr   // the address listened on (the port chosen for ":0")
-	advertise string     // the address the node is reached at
-	served    chan error // hs.Serve's return
+	metrics   *http.Server // -metrics-addr's server; nil without one
+	ln        net.Addr     // the address listened on (the port chosen for ":0")
+	advertise string       // the address the node is reached at
+	served    chan error   // hs.Serve's return
 }
 
 // serve opens the node, serves HTTP on cfg.addr until a signal on stop, a fatal node error
@@ -111,6 +119,13 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 		return nil, err
 	}
 	advertise := cfg.advertised(ln.Addr().String())
+	sec, err := newSecurity(cfg, logger)
+	if err != nil {
+		return nil, errors.Join(err, ln.Close())
+	}
+	if sec != nil {
+		cfg.node.RootHash = sec.rootHash
+	}
 	shell, err := openShell(cfg, ln.Addr().String(), advertise, logger)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open the node in %s: %w", cfg.data, err), ln.Close())
@@ -126,7 +141,16 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 		Name: "narad_http_requests_in_flight",
 		Help: "HTTP requests being served, long polls included (a scrape counts itself).",
 	}, func() float64 { return float64(d.requests.n.Load()) }))
-	d.api = httpapi.New(shell, httpapi.Options{Logger: logger, Registry: reg, InFlightMax: cfg.produceInFlightMax})
+	opts := httpapi.Options{Logger: logger, Registry: reg, InFlightMax: cfg.produceInFlightMax}
+	if sec != nil {
+		opts.Auth = sec.auth
+		shell.WatchUsers(sec.onUsers)
+	}
+	d.api = httpapi.New(shell, opts)
+	mhs, mln, err := metricsServer(cfg.metricsAddr, reg, logger)
+	if err != nil {
+		return nil, errors.Join(err, shell.Close(), ln.Close())
+	}
 	d.ln = ln.Addr()
 	d.hs = &http.Server{
 		Handler:           d.requests.wrap(d.api.Handler()),
@@ -134,7 +158,16 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	go func() { d.served <- d.hs.Serve(ln) }()
+	if cfg.tlsCert != "" {
+		go func() { d.served <- d.hs.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey) }()
+	} else {
+		go func() { d.served <- d.hs.Serve(ln) }()
+	}
+	if mhs != nil {
+		d.metrics = mhs
+		logger.Info("serving /metrics without credentials", "metrics_addr", mln.Addr().String())
+		go func() { _ = mhs.Serve(mln) }() // ends with Close at shutdown
+	}
 	return d, nil
 }
 
@@ -164,7 +197,7 @@ func (d *daemon) wait(stop <-chan os.Signal, started time.Time) (status int, fai
 			if !recovering {
 				continue
 			}
-			err := d.shell.Ready()
+			err := d.api.Ready() // the node recovered and, with security on, holds a user
 			if err == nil {
 				recovering = false
 				poll.Stop() // nothing more to poll: the other cases are channels
@@ -230,6 +263,9 @@ func (d *daemon) shutdownHTTP(stop <-chan os.Signal, drain bool) {
 	if err := d.hs.Shutdown(ctx); err != nil {
 		d.log.Warn("requests still being served; closing their connections", "err", err)
 		_ = d.hs.Close()
+	}
+	if d.metrics != nil {
+		_ = d.metrics.Close()
 	}
 }
 

@@ -128,7 +128,7 @@ func startPinnedLoad(m *member, parts []int, phase int) *pinnedLoad {
 			for n := 0; !l.stopped.Load(); n++ {
 				p := parts[n%len(parts)]
 				payload := string(clusterPayload(w, phase*stallPhaseSpan+n))
-				resp, err := client.Post(fmt.Sprintf("%s/v1/topics/cluster/produce?partition=%d", m.c.base, p),
+				resp, err := postAuth(client, fmt.Sprintf("%s/v1/topics/cluster/produce?partition=%d", m.c.base, p),
 					"application/octet-stream", strings.NewReader(payload))
 				if err != nil {
 					continue // the kill: may or may not be stored

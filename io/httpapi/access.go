@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad/narad/core/access"
 	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/io/auth"
 )
 
@@ -46,6 +47,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, p perm, topic
 	if s.auth == nil || p == permOpen {
 		return r, nil
 	}
+	if err := s.usersReady(); err != nil {
+		return r, err
+	}
 	name, password, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="narad"`)
@@ -66,6 +70,19 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, p perm, topic
 	}
 	return r.WithContext(context.WithValue(r.Context(), identityKey{}, id)), nil
 }
+
+// usersReady is ErrNotReady (503) while security is on and the node's replica holds no
+// user yet: a new cluster before its root user applied, or a replica not caught up.
+// Every request would be refused 401 then, though its credentials may be right.
+func (s *Server) usersReady() error {
+	if s.auth != nil && len(s.auth.Users()) == 0 {
+		return errNoUsersYet
+	}
+	return nil
+}
+
+var errNoUsersYet = &apiError{status: http.StatusServiceUnavailable, msg: "node not ready: its metastore replica holds no user yet",
+	cause: node.ErrNotReady}
 
 func allowed(id auth.Identity, p perm, topic string) bool {
 	switch p {

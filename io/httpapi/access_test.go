@@ -179,3 +179,17 @@ func TestFailedLoginsThrottled(t *testing.T) {
 		t.Fatalf("another user: %d", res.status)
 	}
 }
+
+// Until the replica holds a user, a secured node is not ready: /readyz and every /v1
+// route answer 503 (credentials could not be checked, though they may be right).
+func TestNotReadyWithoutUsers(t *testing.T) {
+	f := newFixture(t, Options{Auth: auth.New()})
+	for _, path := range []string{"/readyz", "/v1/topics"} {
+		if res := f.do(request{method: "GET", path: path, header: as("admin", rootPassword)}); res.status != http.StatusServiceUnavailable {
+			t.Errorf("%s: %d %s", path, res.status, res.body)
+		}
+	}
+	if res := f.do(request{method: "GET", path: "/healthz"}); res.status != http.StatusOK {
+		t.Errorf("/healthz: %d", res.status)
+	}
+}

@@ -281,6 +281,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ string) (int,
 	return writeJSONBytes(w, http.StatusOK, statusOKBody), nil
 }
 
+// Ready is nil once the node serves requests as /readyz says: the broker is ready and,
+// with security on, its replica holds a user.
+func (s *Server) Ready() error {
+	if err := s.b.Ready(); err != nil {
+		return err
+	}
+	return s.usersReady()
+}
+
 // readyz answers 200 once the broker is ready, else 503 with the reason.
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
 	if s.shutting.Load() {
@@ -288,6 +297,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ string) (int, 
 	}
 	if err := s.b.Ready(); err != nil {
 		return 0, &apiError{status: http.StatusServiceUnavailable, msg: err.Error(), cause: err}
+	}
+	if err := s.usersReady(); err != nil {
+		return 0, err
 	}
 	return writeJSONBytes(w, http.StatusOK, statusOKBody), nil
 }
