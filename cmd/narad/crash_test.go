@@ -286,6 +286,16 @@ type child struct {
 	client *http.Client
 	logged chan struct{} // closed once stderr is read to its end
 	exited bool
+	// authorization, when set, is the Authorization header of every request (as); else
+	// the root user's credentials are sent.
+	authorization string
+}
+
+// as is c sending user's credentials.
+func (c *child) as(user, password string) *child {
+	cp := *c
+	cp.authorization = basicOf(user, password)
+	return &cp
 }
 
 // startChild starts the binary on dir and a port the kernel chooses, and waits until it
@@ -401,6 +411,9 @@ func (c *child) try(method, path, body string) (reply, error) {
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.authorization != "" {
+		req.Header.Set("Authorization", c.authorization)
 	}
 	withCredentials(req)
 	resp, err := c.client.Do(req)

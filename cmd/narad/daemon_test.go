@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +57,12 @@ type testDaemon struct {
 // node listens and answers /readyz 200. The daemon is stopped with SIGTERM at cleanup.
 func startDaemon(t *testing.T, dir string, args []string, tune func(*config)) *testDaemon {
 	t.Helper()
+	return startDaemonWith(t, dir, args, tune, "http://", &http.Transport{MaxIdleConnsPerHost: 16})
+}
+
+// startDaemonWith is startDaemon reached at scheme through transport.
+func startDaemonWith(t *testing.T, dir string, args []string, tune func(*config), scheme string, transport *http.Transport) *testDaemon {
+	t.Helper()
 	full := append([]string{"-data", dir, "-addr", "127.0.0.1:0", "-log-level", "info"}, args...)
 	cfg, err := parseServeFlags(full, io.Discard)
 	if err != nil {
@@ -67,7 +74,7 @@ func startDaemon(t *testing.T, dir string, args []string, tune func(*config)) *t
 	}
 	d := &testDaemon{
 		t: t, dir: dir, nodeID: cfg.nodeID, stop: make(chan os.Signal, 2), done: make(chan int, 1),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+		client: &http.Client{Transport: transport},
 		logs:   &logSink{t: t, listening: make(chan string, 1), ready: make(chan struct{})},
 	}
 	logger := slog.New(captureHandler{Handler: slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: cfg.logLevel}), sink: d.logs})
@@ -81,7 +88,7 @@ func startDaemon(t *testing.T, dir string, args []string, tune func(*config)) *t
 	case <-time.After(startBound):
 		t.Fatalf("serve did not listen within %v", startBound)
 	}
-	d.base = "http://" + d.addr
+	d.base = scheme + d.addr
 	select {
 	case <-d.logs.ready:
 	case <-time.After(startBound):
@@ -492,6 +499,13 @@ func (s *logSink) Write(p []byte) (int, error) {
 }
 
 // has reports whether a line containing every one of parts was logged.
+// snapshot returns the lines logged so far.
+func (s *logSink) snapshot() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lines)
+}
+
 func (s *logSink) has(parts ...string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
