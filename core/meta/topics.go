@@ -129,10 +129,16 @@ func (c Command) normalize() (Command, error) {
 	if isUserKind(c.Kind) {
 		return c.normalizeUser()
 	}
-	if c.Username != "" || c.Actor != "" || c.Hash != "" || len(c.Grants) > 0 {
+	if c.Username != "" || c.Hash != "" || len(c.Grants) > 0 {
 		return c, invalid("a topic or member command takes no user fields")
 	}
+	if c.Actor != SystemActor && !access.ValidUsername(c.Actor) {
+		return c, invalid("actor %q is not a username", c.Actor)
+	}
 	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
+		if c.Actor != SystemActor {
+			return c, invalid("a member command is the system's")
+		}
 		return c, c.checkMember()
 	}
 	if c.Member != 0 || c.Addr != "" || c.Alive {
@@ -209,6 +215,9 @@ func (m *machine) check(c Command) (Topic, error) {
 	}
 	if isUserKind(c.Kind) {
 		return Topic{}, m.checkUser(c)
+	}
+	if !m.mayCreate(c.Actor, c.Name) {
+		return Topic{}, ErrForbidden
 	}
 	t, exists := m.byName[c.Name]
 	switch c.Kind {

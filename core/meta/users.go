@@ -135,6 +135,18 @@ func (m *machine) authorize(c Command, target User) error {
 	return nil
 }
 
+// mayCreate reports whether actor may create, patch or delete topic name: the system,
+// or a user whose grants cover it (access.Create; admin covers every topic). A topic
+// write forwarded to the leader so carries the identity the first node verified, and the
+// entry is checked again with the rights of its own index.
+func (m *machine) mayCreate(actor, name string) bool {
+	if actor == SystemActor {
+		return true
+	}
+	u, ok := m.users[actor]
+	return ok && access.Allows(u.Grants, access.Create, name)
+}
+
 func (m *machine) hasRoot() bool {
 	u, ok := m.users[access.RootUsername]
 	return ok && u.Root

@@ -166,3 +166,35 @@ func TestUserJSONHasNoHash(t *testing.T) {
 		t.Fatalf("%s %v", b, err)
 	}
 }
+
+// A topic write carries its actor: the entry applies only if the actor's grants of that
+// index cover the topic (create), so a forwarded write is checked again by the leader.
+func TestTopicWritesCheckTheirActor(t *testing.T) {
+	h := withUsers(t, meta.Config{})
+	h.run(newUser("admin", "maker", []access.Grant{{Action: access.Create, Patterns: []string{"o*"}}}))
+	cases := []struct {
+		name string
+		c    meta.Command
+		want error
+	}{
+		{"a creator's topic", meta.Command{Kind: meta.CreateTopic, Name: "orders", Actor: "maker"}, nil},
+		{"outside the pattern", meta.Command{Kind: meta.CreateTopic, Name: "x", Actor: "maker"}, meta.ErrForbidden},
+		{"a producer", meta.Command{Kind: meta.CreateTopic, Name: "o2", Actor: "app"}, meta.ErrForbidden},
+		{"an unknown actor", meta.Command{Kind: meta.DeleteTopic, Name: "orders", Actor: "ghost"}, meta.ErrForbidden},
+		{"an admin", meta.Command{Kind: meta.CreateTopic, Name: "x", Actor: "ops"}, nil},
+		{"a patch", meta.Command{Kind: meta.PatchTopic, Name: "orders", Actor: "maker", RetentionMs: new(int64(5))}, nil},
+		{"a delete", meta.Command{Kind: meta.DeleteTopic, Name: "orders", Actor: "maker"}, nil},
+		{"a member command with an actor", meta.Command{Kind: meta.JoinMember, Member: 1, Addr: "a:1", Alive: true, Actor: "ops"}, meta.ErrInvalid},
+	}
+	for _, c := range cases {
+		if d := h.run(c.c); !errors.Is(d.Err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, d.Err, c.want)
+		}
+	}
+	revoke := h.propose(setGrants("admin", "maker", nil))
+	late := h.propose(meta.Command{Kind: meta.CreateTopic, Name: "o3", Actor: "maker"})
+	h.settle()
+	if h.done[revoke].Err != nil || !errors.Is(h.done[late].Err, meta.ErrForbidden) {
+		t.Fatalf("a create after its actor's revoke: %v, %v", h.done[revoke].Err, h.done[late].Err)
+	}
+}

@@ -37,6 +37,12 @@ func decodeHandle(h string) (k partKey, offset, nonce uint64, err error) {
 // Ack settles, extends or releases the leases named by handles, answering one error per
 // handle (nil, or ErrLeaseGone / ErrBadHandle: the API's 410) in order.
 func (n *Node) Ack(nowNs int64, token uint64, topic string, handles []string, mode AckMode) {
+	n.AckAs(nowNs, token, meta.SystemActor, topic, handles, mode)
+}
+
+// AckAs is Ack made for actor: the owners of the handles this node does not own check
+// actor's consume grant again from their replicas (ConsumeRequest.Actor).
+func (n *Node) AckAs(nowNs int64, token uint64, actor, topic string, handles []string, mode AckMode) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, topic)
 	if !ok {
@@ -63,7 +69,7 @@ func (n *Node) Ack(nowNs int64, token uint64, topic string, handles []string, mo
 		n.respond(Response{Token: token, Results: results})
 		return
 	}
-	n.routeAcks(nowNs, token, t.Name, handles, mode, results, remote)
+	n.routeAcks(nowNs, token, actor, t.Name, handles, mode, results, remote)
 }
 
 // handleOwner is the member owning the partition a handle names.
@@ -80,7 +86,7 @@ func (n *Node) handleOwner(t meta.Topic, h string) (uint64, error) {
 
 // routeAcks sends each owner its handles and answers once all answered: results in
 // order, or ErrNotReady when an owner did not (those acks may or may not be done).
-func (n *Node) routeAcks(nowNs int64, token uint64, topic string, handles []string, mode AckMode, results []error, remote map[uint64][]int) {
+func (n *Node) routeAcks(nowNs int64, token uint64, actor, topic string, handles []string, mode AckMode, results []error, remote map[uint64][]int) {
 	pending := len(remote)
 	var failed error
 	for _, owner := range slices.Sorted(maps.Keys(remote)) {
@@ -91,7 +97,7 @@ func (n *Node) routeAcks(nowNs int64, token uint64, topic string, handles []stri
 		}
 		n.call(nowNs, owner, RouteTimeoutNs,
 			func(id uint64) wire.Message {
-				return wire.AckRequest{ID: id, Topic: topic, Mode: uint8(mode), Handles: hs}
+				return wire.AckRequest{Actor: actor, ID: id, Topic: topic, Mode: uint8(mode), Handles: hs}
 			},
 			func(_ int64, m wire.Message) {
 				if err := fillAckResults(m, idx, results); err != nil {

@@ -36,6 +36,10 @@ type ProduceMessage struct {
 
 // ConsumeRequest takes leases (or, with HasOffset, replays one record without a lease).
 type ConsumeRequest struct {
+	// Actor is the user the request is made for, whose consume grant the HTTP layer
+	// checked; an owner serving it for another node checks it again from its own replica.
+	// "": the system (security off).
+	Actor     string
 	Topic     string
 	Partition int64 // < 0: any partition
 	Max       int   // 1..ConsumeMax
@@ -70,6 +74,7 @@ const (
 
 // TopicSpec creates a topic; zero optional fields take the API's defaults.
 type TopicSpec struct {
+	Actor                   string // who asks (meta.SystemActor with security off): checked by the metastore
 	Name                    string
 	Partitions              *uint32
 	RetentionMs             *int64
@@ -79,6 +84,7 @@ type TopicSpec struct {
 
 // TopicPatch changes a topic; nil fields stay.
 type TopicPatch struct {
+	Actor                   string // who asks, as in TopicSpec
 	Partitions              *uint32
 	RetentionMs             *int64
 	VisibilityTimeoutMs     *int64

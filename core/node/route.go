@@ -24,7 +24,7 @@ func (n *Node) remoteOwners(t meta.Topic) []uint64 {
 }
 
 func wireConsume(id uint64, req ConsumeRequest) wire.ConsumeRequest {
-	return wire.ConsumeRequest{ID: id, Topic: req.Topic, Partition: req.Partition, Max: uint16(req.Max),
+	return wire.ConsumeRequest{Actor: req.Actor, ID: id, Topic: req.Topic, Partition: req.Partition, Max: uint16(req.Max),
 		WaitNs: max(req.WaitNs, 0), HasOffset: req.HasOffset, Offset: req.Offset}
 }
 

@@ -14,7 +14,7 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 	if n.seenRequest(nowNs, from, wire.KindConsumeRequest, m.ID) {
 		return // a copy: serving it would lease records nobody receives
 	}
-	req := ConsumeRequest{Topic: m.Topic, Partition: m.Partition, Max: int(m.Max), WaitNs: m.WaitNs,
+	req := ConsumeRequest{Actor: m.Actor, Topic: m.Topic, Partition: m.Partition, Max: int(m.Max), WaitNs: m.WaitNs,
 		HasOffset: m.HasOffset, Offset: m.Offset}
 	refuse := func(err error) {
 		st, reason := errorStatus(err)
@@ -30,6 +30,10 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 		return
 	}
 	if err := checkConsume(t, req); err != nil {
+		refuse(err)
+		return
+	}
+	if err := n.checkActor(m.Actor, t.Name); err != nil {
 		refuse(err)
 		return
 	}
@@ -78,6 +82,8 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status, resp.Reason = errorStatus(err)
 	case !ok:
 		resp.Status = wire.StatusNotFound
+	case n.checkActor(m.Actor, t.Name) != nil:
+		resp.Status = wire.StatusForbidden
 	default:
 		for _, h := range m.Handles {
 			err := n.ackOne(nowNs, t.ID, h, AckMode(m.Mode))
@@ -108,6 +114,8 @@ func errorStatus(err error) (wire.Status, string) {
 		return wire.StatusRemoved, ""
 	case errors.Is(err, ErrCorrupt):
 		return wire.StatusCorrupt, ""
+	case errors.Is(err, ErrForbidden):
+		return wire.StatusForbidden, ""
 	}
 	return wire.StatusFailed, reason
 }
@@ -117,6 +125,8 @@ func statusError(st wire.Status, reason string) error {
 	switch st {
 	case wire.StatusNotFound:
 		return ErrTopicNotFound
+	case wire.StatusForbidden:
+		return ErrForbidden
 	case wire.StatusInvalid:
 		return fmt.Errorf("%w: %s", ErrInvalid, reason)
 	case wire.StatusRemoved:

@@ -15,14 +15,14 @@ import (
 
 // CreateTopic creates a topic; unset fields take the API's defaults.
 func (n *Node) CreateTopic(nowNs int64, token uint64, spec TopicSpec) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.CreateTopic, Name: spec.Name, Partitions: spec.Partitions,
+	n.propose(nowNs, token, meta.Command{Kind: meta.CreateTopic, Actor: spec.Actor, Name: spec.Name, Partitions: spec.Partitions,
 		RetentionMs: spec.RetentionMs, VisibilityTimeoutMs: spec.VisibilityTimeoutMs,
 		MaxInFlightPerPartition: spec.MaxInFlightPerPartition})
 }
 
 // PatchTopic changes a topic; partitions only grow.
 func (n *Node) PatchTopic(nowNs int64, token uint64, name string, p TopicPatch) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.PatchTopic, Name: name, Partitions: p.Partitions,
+	n.propose(nowNs, token, meta.Command{Kind: meta.PatchTopic, Actor: p.Actor, Name: name, Partitions: p.Partitions,
 		RetentionMs: p.RetentionMs, VisibilityTimeoutMs: p.VisibilityTimeoutMs,
 		MaxInFlightPerPartition: p.MaxInFlightPerPartition})
 }
@@ -30,7 +30,12 @@ func (n *Node) PatchTopic(nowNs int64, token uint64, name string, p TopicPatch) 
 // DeleteTopic deletes a topic. Its records still waiting in the WAL are discarded by
 // the dispatcher only under the stale-replica defense.
 func (n *Node) DeleteTopic(nowNs int64, token uint64, name string) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.DeleteTopic, Name: name})
+	n.DeleteTopicAs(nowNs, token, meta.SystemActor, name)
+}
+
+// DeleteTopicAs is DeleteTopic asked by actor (checked by the metastore, as TopicSpec's).
+func (n *Node) DeleteTopicAs(nowNs int64, token uint64, actor, name string) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.DeleteTopic, Actor: actor, Name: name})
 }
 
 func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {

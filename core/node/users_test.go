@@ -27,7 +27,9 @@ func TestSingleNodeMakesRootAndManagesUsers(t *testing.T) {
 	if len(us) != 1 || us[0].Name != "admin" || !us[0].Root || us[0].Hash != rootHashOf('r') {
 		t.Fatalf("users after the first start: %+v", us)
 	}
-	r := h.do(func(now int64, tok uint64) { h.n.CreateUser(now, tok, "admin", "app", rootHashOf('a'), producer("orders")) })
+	r := h.do(func(now int64, tok uint64) {
+		h.n.CreateUser(now, tok, "admin", "app", rootHashOf('a'), producer("orders"))
+	})
 	if r.Err != nil || r.User.Name != "app" || r.User.Root || len(r.User.Grants) != 1 {
 		t.Fatalf("create: %+v", r)
 	}
@@ -92,7 +94,9 @@ func TestClusterUsersAreReplicated(t *testing.T) {
 	if r := c.do(f, func(nd *node.Node, now int64, tok uint64) { nd.DeleteUser(now, tok, "app", "admin") }); !errors.Is(r.Err, node.ErrForbidden) {
 		t.Fatalf("a forwarded forbidden delete: %v", r.Err)
 	}
-	if r := c.do(f, func(nd *node.Node, now int64, tok uint64) { nd.SetUserPassword(now, tok, "app", "app", rootHashOf('b')) }); r.Err != nil {
+	if r := c.do(f, func(nd *node.Node, now int64, tok uint64) {
+		nd.SetUserPassword(now, tok, "app", "app", rootHashOf('b'))
+	}); r.Err != nil {
 		t.Fatalf("password through a follower: %v", r.Err)
 	}
 	c.settle()
@@ -102,4 +106,57 @@ func TestClusterUsersAreReplicated(t *testing.T) {
 			t.Fatalf("node %d users %+v", i+1, us)
 		}
 	}
+}
+
+// A consume routed to another node's partition carries its user, and the owner checks
+// the user's consume grant from its own replica: one without it is refused there.
+func TestRoutedConsumeCheckedByTheOwner(t *testing.T) {
+	c := newClusterWith(t, 3, 3, true)
+	c.advance(5_000_000_000)
+	l := c.leader()
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "r", Partitions: u32(3)})
+	}); r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateUser(now, tok, "admin", "reader", rootHashOf('c'), []access.Grant{{Action: access.Consume, Patterns: []string{"r"}}})
+	}); r.Err != nil {
+		t.Fatalf("user: %v", r.Err)
+	}
+	c.settle()
+	// Find a partition node 1 does not own, and put a record there.
+	part, via := int64(-1), 0
+	for p := int64(0); p < 3 && part < 0; p++ {
+		r := c.do(via, func(nd *node.Node, now int64, tok uint64) {
+			nd.Produce(now, tok, "r", []node.ProduceMessage{{Partition: p, Payload: []byte("x")}})
+		})
+		if r.Err != nil {
+			t.Fatalf("produce: %v", r.Err)
+		}
+		if owner, _ := c.nodes[via].PartitionOwner(topicIDOf(t, c, "r"), uint32(p)); owner != 1 {
+			part = p
+		}
+	}
+	c.advance(1_000_000_000)
+	consume := func(actor string) node.Response {
+		return c.do(via, func(nd *node.Node, now int64, tok uint64) {
+			nd.Consume(now, tok, node.ConsumeRequest{Actor: actor, Topic: "r", Partition: part, Max: 1})
+		})
+	}
+	if r := consume("ghost"); !errors.Is(r.Err, node.ErrForbidden) {
+		t.Fatalf("a routed consume for an unknown user: %+v", r)
+	}
+	if r := consume("reader"); r.Err != nil || len(r.Messages) != 1 {
+		t.Fatalf("a routed consume for a reader: %+v", r)
+	}
+}
+
+func topicIDOf(t *testing.T, c *cluster, name string) uint64 {
+	t.Helper()
+	r := c.do(0, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, name) })
+	if r.Err != nil {
+		t.Fatalf("get %s: %v", name, r.Err)
+	}
+	return r.Topic.ID
 }

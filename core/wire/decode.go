@@ -36,6 +36,16 @@ func Decode(b []byte) (Message, error) {
 		m = r.consumeResponseTopic()
 	case KindAckRequest:
 		m = r.ackRequest()
+	case KindConsumeRequestAs:
+		a := r.actor()
+		cr := r.consumeRequest()
+		cr.Actor = a
+		m = cr
+	case KindAckRequestAs:
+		a := r.actor()
+		ar := r.ackRequest()
+		ar.Actor = a
+		m = ar
 	case KindAckResponse:
 		m = r.ackResponse()
 	case KindStatsRequest:

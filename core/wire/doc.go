@@ -42,6 +42,10 @@
 //	kind 15 StatsResponse   topic_id u64 (not 0) | the body of kind 12: a StatsResponse
 //	                        naming the topic incarnation its partitions belong to at
 //	                        the owner (added without editing kind 12)
+//	kind 16 ConsumeRequest  actor_len u16 | actor (1-64 bytes) | the body of kind 7: a
+//	                        ConsumeRequest made for that user, whose grant the owner
+//	                        checks again (kind 7: made for the system, security off)
+//	kind 17 AckRequest      actor_len u16 | actor (1-64 bytes) | the body of kind 9
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

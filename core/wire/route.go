@@ -19,20 +19,22 @@ type Status uint8
 
 // The outcomes.
 const (
-	StatusOK       Status = iota + 1
-	StatusNotFound        // the topic does not exist
-	StatusNotReady        // the owner cannot serve now (recovering, no leader, shutting down)
-	StatusInvalid         // the request is invalid (Reason says why)
-	StatusNotOwner        // the receiver does not own the partition asked for
-	StatusRemoved         // the offset was removed by retention
-	StatusCorrupt         // the record failed its checksum on the owner
-	StatusFailed          // anything else (Reason says what)
+	StatusOK        Status = iota + 1
+	StatusNotFound         // the topic does not exist
+	StatusNotReady         // the owner cannot serve now (recovering, no leader, shutting down)
+	StatusInvalid          // the request is invalid (Reason says why)
+	StatusNotOwner         // the receiver does not own the partition asked for
+	StatusRemoved          // the offset was removed by retention
+	StatusCorrupt          // the record failed its checksum on the owner
+	StatusFailed           // anything else (Reason says what)
+	StatusForbidden        // the request's user (Actor) lacks the grant on the owner's replica
 	statusEnd
 )
 
 // ConsumeRequest asks an owner for up to Max messages of Topic: of Partition, or of any
 // partition it owns when Partition < 0; HasOffset replays one offset of Partition.
 type ConsumeRequest struct {
+	Actor     string // the user it is made for; "" for the system (kind 7)
 	ID        uint64
 	Topic     string
 	Partition int64
@@ -67,6 +69,7 @@ type ConsumeResponse struct {
 
 // AckRequest settles (0), extends (1) or releases (2) leases by their handles.
 type AckRequest struct {
+	Actor   string // the user it is made for; "" for the system (kind 9)
 	ID      uint64
 	Topic   string
 	Mode    uint8
@@ -88,20 +91,30 @@ type AckResponse struct {
 	Results []uint8
 }
 
-func (ConsumeRequest) Kind() Kind { return KindConsumeRequest }
+func (m ConsumeRequest) Kind() Kind {
+	if m.Actor != "" {
+		return KindConsumeRequestAs
+	}
+	return KindConsumeRequest
+}
 func (m ConsumeResponse) Kind() Kind {
 	if m.TopicID != 0 {
 		return KindConsumeResponseTopic
 	}
 	return KindConsumeResponse
 }
-func (AckRequest) Kind() Kind  { return KindAckRequest }
+func (m AckRequest) Kind() Kind {
+	if m.Actor != "" {
+		return KindAckRequestAs
+	}
+	return KindAckRequest
+}
 func (AckResponse) Kind() Kind { return KindAckResponse }
 
 func validTopic(t string) bool { return len(t) > 0 && len(t) <= TopicBytesMax }
 
 func (m ConsumeRequest) valid() bool {
-	return validTopic(m.Topic) && m.Max >= 1 && m.Max <= ConsumeMessagesMax && m.WaitNs >= 0 &&
+	return len(m.Actor) <= ActorBytesMax && validTopic(m.Topic) && m.Max >= 1 && m.Max <= ConsumeMessagesMax && m.WaitNs >= 0 &&
 		m.Partition >= -1 && m.Partition <= 0xFFFFFFFF && (!m.HasOffset || m.Partition >= 0) && (m.HasOffset || m.Offset == 0)
 }
 
@@ -120,7 +133,7 @@ func (m ConsumeResponse) valid() bool {
 }
 
 func (m AckRequest) valid() bool {
-	if !validTopic(m.Topic) || m.Mode > 2 || len(m.Handles) == 0 || len(m.Handles) > ConsumeMessagesMax {
+	if len(m.Actor) > ActorBytesMax || !validTopic(m.Topic) || m.Mode > 2 || len(m.Handles) == 0 || len(m.Handles) > ConsumeMessagesMax {
 		return false
 	}
 	for _, h := range m.Handles {
@@ -156,6 +169,9 @@ func appendBool(b []byte, v bool) []byte {
 }
 
 func (m ConsumeRequest) appendBody(b []byte) []byte {
+	if m.Actor != "" {
+		b = appendString16(b, m.Actor)
+	}
 	b = binary.LittleEndian.AppendUint64(b, m.ID)
 	b = appendString16(b, m.Topic)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.Partition))
@@ -191,6 +207,9 @@ func (m ConsumeResponse) appendBody(b []byte) []byte {
 }
 
 func (m AckRequest) appendBody(b []byte) []byte {
+	if m.Actor != "" {
+		b = appendString16(b, m.Actor)
+	}
 	b = binary.LittleEndian.AppendUint64(b, m.ID)
 	b = appendString16(b, m.Topic)
 	b = append(b, m.Mode)
@@ -273,6 +292,15 @@ func (r *reader) consumeResponse() ConsumeResponse {
 		}
 	}
 	return m
+}
+
+// actor reads the leading user of kinds 16 and 17: never empty (that is kinds 7 and 9).
+func (r *reader) actor() string {
+	a := r.string16()
+	if a == "" || len(a) > ActorBytesMax {
+		r.bad = true
+	}
+	return a
 }
 
 func (r *reader) ackRequest() AckRequest {

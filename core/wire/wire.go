@@ -14,6 +14,7 @@ const (
 	MessageBytesMax  = 16 << 20
 	CommitRecordsMax = 65_536
 	TopicBytesMax    = 200
+	ActorBytesMax    = 64 // a username (core/access.UsernameBytesMax)
 	KeyBytesMax      = 4096
 	PayloadBytesMax  = 1 << 20
 	AddrBytesMax     = 256
@@ -46,6 +47,12 @@ const (
 	// KindStatsResponseTopic is a StatsResponse that names the topic incarnation its
 	// partitions' stats are of (StatsResponse.TopicID); kind 12 is one that does not.
 	KindStatsResponseTopic
+	// KindConsumeRequestAs is a ConsumeRequest that names the user it is made for
+	// (ConsumeRequest.Actor), so that the owner checks the grant again; kind 7 is one
+	// made for the system (security off).
+	KindConsumeRequestAs
+	// KindAckRequestAs is an AckRequest that names its user (AckRequest.Actor).
+	KindAckRequestAs
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
@@ -114,16 +121,16 @@ type ProposeCode uint8
 
 // The outcomes of a forwarded proposal.
 const (
-	ProposeOK        ProposeCode = iota + 1 // committed and applied on the leader
-	ProposeNotLeader                        // the receiver is not the leader: nothing done
-	ProposeExists                           // the topic already exists
-	ProposeNotFound                         // the topic does not exist
-	ProposeInvalid                          // the command is invalid (Reason says why)
-	ProposeBusy                             // the leader is over its proposal bound
-	ProposeFailed                           // anything else; the outcome may be unknown
-	ProposeForbidden                        // the command's actor may not do it (users)
-	ProposeUserExists                       // the user already exists
-	ProposeUserNotFound                     // the user does not exist
+	ProposeOK           ProposeCode = iota + 1 // committed and applied on the leader
+	ProposeNotLeader                           // the receiver is not the leader: nothing done
+	ProposeExists                              // the topic already exists
+	ProposeNotFound                            // the topic does not exist
+	ProposeInvalid                             // the command is invalid (Reason says why)
+	ProposeBusy                                // the leader is over its proposal bound
+	ProposeFailed                              // anything else; the outcome may be unknown
+	ProposeForbidden                           // the command's actor may not do it (users)
+	ProposeUserExists                          // the user already exists
+	ProposeUserNotFound                        // the user does not exist
 	proposeCodeEnd
 )
 

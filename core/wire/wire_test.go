@@ -239,6 +239,7 @@ func genRouted(t *rapid.T) Message {
 		if m.Partition >= 0 && rapid.Bool().Draw(t, "replay") {
 			m.HasOffset, m.Offset = true, rapid.Uint64().Draw(t, "offset")
 		}
+		m.Actor = rapid.StringMatching(`([a-z.]{1,64})?`).Draw(t, "actor")
 		return m
 	case 1:
 		m := ConsumeResponse{ID: id, Status: status, Reason: rapid.StringMatching(`[a-z ]{0,20}`).Draw(t, "reason")}
@@ -256,7 +257,8 @@ func genRouted(t *rapid.T) Message {
 		return m
 	case 2:
 		return AckRequest{ID: id, Topic: topic, Mode: uint8(rapid.IntRange(0, 2).Draw(t, "mode")),
-			Handles: rapid.SliceOfN(rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`), 1, 5).Draw(t, "handles")}
+			Handles: rapid.SliceOfN(rapid.StringMatching(`[A-Za-z0-9_-]{0,40}`), 1, 5).Draw(t, "handles"),
+			Actor:   rapid.StringMatching(`([a-z.]{1,64})?`).Draw(t, "actor")}
 	default:
 		return AckResponse{ID: id, Status: status, Results: rapid.SliceOfN(rapid.Uint8Range(0, AckBadHandle), 0, 5).Draw(t, "results")}
 	}
@@ -297,5 +299,29 @@ func TestStatsResponseTopicIDZeroRefused(t *testing.T) {
 	old, _ := Encode(nil, StatsResponse{ID: 1, Status: StatusOK})
 	if m, err := Decode(old); err != nil || Kind(old[1]) != KindStatsResponse || m.(StatsResponse).TopicID != 0 {
 		t.Fatalf("kind 12: %+v, %v", m, err)
+	}
+}
+
+// Kinds 16 and 17 always name a user: one naming "" is refused (it would be kind 7 or 9),
+// and a request without a user is still kind 7 or 9.
+func TestRequestsAsNameTheirUser(t *testing.T) {
+	for _, m := range []Message{ConsumeRequest{Actor: "app", ID: 1, Topic: "t", Partition: -1, Max: 1},
+		AckRequest{Actor: "app", ID: 1, Topic: "t", Handles: []string{"h"}}} {
+		b, err := Encode(nil, m)
+		if err != nil || (Kind(b[1]) != KindConsumeRequestAs && Kind(b[1]) != KindAckRequestAs) {
+			t.Fatalf("encode %T: kind %d, %v", m, b[1], err)
+		}
+		if got, err := Decode(b); err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("decode: %+v, %v", got, err)
+		}
+		empty := append(append([]byte{}, b[:2]...), 0, 0) // actor_len 0
+		empty = append(empty, b[2+2+3:]...)               // the rest after "app"
+		if _, err := Decode(empty); err == nil {
+			t.Fatalf("%T naming no user accepted as kind %d", m, b[1])
+		}
+	}
+	b, _ := Encode(nil, ConsumeRequest{ID: 1, Topic: "t", Partition: -1, Max: 1})
+	if Kind(b[1]) != KindConsumeRequest {
+		t.Fatalf("a request without a user is kind %d", b[1])
 	}
 }

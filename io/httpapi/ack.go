@@ -86,7 +86,7 @@ func (s *Server) ackOne(w http.ResponseWriter, r *http.Request, topic, handle st
 
 // ackResults calls the broker and checks it answered once per handle.
 func (s *Server) ackResults(r *http.Request, topic string, handles []string, mode node.AckMode) ([]error, error) {
-	results, err := s.b.Ack(r.Context(), topic, handles, mode)
+	results, err := s.b.Ack(r.Context(), actor(r), topic, handles, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, topic string) (
 	if err != nil {
 		return 0, err
 	}
+	req.Actor = actor(r)
 	msgs, err := s.b.Consume(r.Context(), req)
 	if err != nil {
 		return 0, err

@@ -190,7 +190,7 @@ func (ft *fakeTopic) message(p uint32, off uint64, handle string) node.Message {
 		Payload: r.payload, TimestampMs: r.tsMs, ReceiptHandle: handle}
 }
 
-func (f *fakeBroker) Ack(ctx context.Context, topic string, handles []string, mode node.AckMode) ([]error, error) {
+func (f *fakeBroker) Ack(ctx context.Context, _ string, topic string, handles []string, mode node.AckMode) ([]error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("Ack", "%s %v mode=%d", topic, handles, mode); err != nil {
@@ -326,7 +326,7 @@ func (f *fakeBroker) Members(ctx context.Context) ([]node.MemberInfo, error) {
 	}, nil
 }
 
-func (f *fakeBroker) DeleteTopic(ctx context.Context, name string) error {
+func (f *fakeBroker) DeleteTopic(ctx context.Context, _ string, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.record("DeleteTopic", "%s", name); err != nil {

@@ -29,15 +29,17 @@ type Broker interface {
 	Produce(ctx context.Context, topic string, msgs []node.ProduceMessage) (accepted int, err error)
 	// Consume blocks up to req.WaitNs for a long poll; an empty slice means nothing (204).
 	Consume(ctx context.Context, req node.ConsumeRequest) ([]node.Message, error)
-	// Ack returns one error per handle, in order (nil: 204).
-	Ack(ctx context.Context, topic string, handles []string, mode node.AckMode) ([]error, error)
+	// Ack returns one error per handle, in order (nil: 204); actor is the caller (as in
+	// node.ConsumeRequest.Actor, which Consume's req carries).
+	Ack(ctx context.Context, actor, topic string, handles []string, mode node.AckMode) ([]error, error)
 	CreateTopic(ctx context.Context, spec node.TopicSpec) (node.Topic, error)
 	GetTopic(ctx context.Context, name string) (node.Topic, []node.PartitionStats, error)
 	// ListTopics returns up to limit topics named after after, in name order, and next:
 	// the last name of the page when more may follow, "" when the listing is done.
 	ListTopics(ctx context.Context, limit int, after string) (topics []node.Topic, next string, err error)
 	PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error)
-	DeleteTopic(ctx context.Context, name string) error
+	// DeleteTopic deletes a topic as actor asks (every topic write names its actor).
+	DeleteTopic(ctx context.Context, actor, name string) error
 	// Members lists the cluster's members as the node's metastore replica knows them.
 	Members(ctx context.Context) ([]node.MemberInfo, error)
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).

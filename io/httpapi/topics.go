@@ -46,7 +46,7 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, _ string) (
 		return 0, errForbidden
 	}
 	t, err := s.b.CreateTopic(r.Context(), node.TopicSpec{
-		Name: req.Name, Partitions: req.Partitions, RetentionMs: req.RetentionMs,
+		Actor: actor(r), Name: req.Name, Partitions: req.Partitions, RetentionMs: req.RetentionMs,
 		VisibilityTimeoutMs: req.VisibilityTimeoutMs, MaxInFlightPerPartition: req.MaxInFlightPerPartition,
 	})
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *Server) patchTopic(w http.ResponseWriter, r *http.Request, topic string
 	if err := decodeStrict(w, r, topicBodyBytesMax, &req); err != nil {
 		return 0, err
 	}
-	t, err := s.b.PatchTopic(r.Context(), topic, node.TopicPatch{
+	t, err := s.b.PatchTopic(r.Context(), topic, node.TopicPatch{Actor: actor(r),
 		Partitions: req.Partitions, RetentionMs: req.RetentionMs,
 		VisibilityTimeoutMs: req.VisibilityTimeoutMs, MaxInFlightPerPartition: req.MaxInFlightPerPartition,
 	})
@@ -128,7 +128,7 @@ func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, topic strin
 	if !validTopicName(topic) {
 		return 0, errBadTopicName
 	}
-	if err := s.b.DeleteTopic(r.Context(), topic); err != nil {
+	if err := s.b.DeleteTopic(r.Context(), actor(r), topic); err != nil {
 		return 0, err
 	}
 	s.m.forgetTopic(topic)

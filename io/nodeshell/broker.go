@@ -42,8 +42,8 @@ func (s *Shell) Consume(ctx context.Context, req node.ConsumeRequest) ([]node.Me
 }
 
 // Ack settles, extends or releases leases: one result per handle.
-func (s *Shell) Ack(ctx context.Context, topic string, handles []string, mode node.AckMode) ([]error, error) {
-	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.Ack(now, tok, topic, handles, mode) })
+func (s *Shell) Ack(ctx context.Context, actor, topic string, handles []string, mode node.AckMode) ([]error, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.AckAs(now, tok, actor, topic, handles, mode) })
 	if err != nil {
 		return nil, err
 	}
@@ -96,8 +96,8 @@ func (s *Shell) PatchTopic(ctx context.Context, name string, p node.TopicPatch) 
 }
 
 // DeleteTopic deletes a topic through the metastore.
-func (s *Shell) DeleteTopic(ctx context.Context, name string) error {
-	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.DeleteTopic(now, tok, name) })
+func (s *Shell) DeleteTopic(ctx context.Context, actor, name string) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.DeleteTopicAs(now, tok, actor, name) })
 	if err != nil {
 		return err
 	}

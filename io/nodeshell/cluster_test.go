@@ -111,7 +111,7 @@ func TestClusterOfShells(t *testing.T) {
 			}
 			for _, m := range ms {
 				got[string(m.Payload)]++
-				if _, err := s.Ack(ctx, "t", []string{m.ReceiptHandle}, node.AckSettle); err != nil {
+				if _, err := s.Ack(ctx, "", "t", []string{m.ReceiptHandle}, node.AckSettle); err != nil {
 					t.Fatal(err)
 				}
 			}
