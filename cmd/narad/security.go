@@ -29,8 +29,10 @@ const generatedPasswordBytes = 18
 // requests with, and the root user this node proposes.
 type security struct {
 	auth      *auth.Authenticator
-	rootHash  string // the hash this node proposes for the root user
-	generated string // the password, when this node generated it (logged once, then "")
+	password  string        // the root user's password this node proposes
+	rootHash  string        // its hash, once hashRoot made it (under mu)
+	generated string        // the password, when this node generated it (logged once, then "")
+	hashed    chan struct{} // closed once hashRoot returned
 	mu        sync.Mutex
 	log       *slog.Logger
 }
@@ -50,15 +52,30 @@ func newSecurity(cfg config, logger *slog.Logger) (*security, error) {
 		password = base64.RawURLEncoding.EncodeToString(b)
 		generated = password
 	}
-	hash, err := auth.Hash(password)
-	if err != nil {
+	if err := access.CheckPassword(password); err != nil {
 		return nil, fmt.Errorf("NARAD_ADMIN_PASSWORD: %w", err)
 	}
 	if cfg.tlsCert == "" && !loopback(cfg.addr) {
 		logger.Warn("serving HTTP Basic credentials without TLS on a non-loopback address: set -tls-cert and -tls-key",
 			"addr", cfg.addr)
 	}
-	return &security{auth: auth.New(), rootHash: hash, generated: generated, log: logger}, nil
+	return &security{auth: auth.New(), password: password, generated: generated, log: logger, hashed: make(chan struct{})}, nil
+}
+
+// hashRoot hashes the root password and hands it to the node, off the start path: bcrypt
+// is slow on purpose, and the node needs the hash only once it leads a metastore that has
+// no root user.
+func (s *security) hashRoot(set func(string)) {
+	defer close(s.hashed)
+	hash, err := auth.Hash(s.password)
+	if err != nil {
+		s.log.Error("hashing the root password", "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.rootHash = hash
+	s.mu.Unlock()
+	set(hash)
 }
 
 // onUsers takes the replica's users (nodeshell.WatchUsers: under the shell's lock, so it
@@ -67,7 +84,7 @@ func (s *security) onUsers(users []meta.User) {
 	s.auth.SetUsers(users)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.generated == "" {
+	if s.generated == "" || s.rootHash == "" {
 		return
 	}
 	for _, u := range users {

@@ -86,6 +86,7 @@ type daemon struct {
 	ln        net.Addr     // the address listened on (the port chosen for ":0")
 	advertise string       // the address the node is reached at
 	served    chan error   // hs.Serve's return
+	sec       *security    // nil with -dev
 }
 
 // serve opens the node, serves HTTP on cfg.addr until a signal on stop, a fatal node error
@@ -123,9 +124,6 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, errors.Join(err, ln.Close())
 	}
-	if sec != nil {
-		cfg.node.RootHash = sec.rootHash
-	}
 	shell, err := openShell(cfg, ln.Addr().String(), advertise, logger)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open the node in %s: %w", cfg.data, err), ln.Close())
@@ -135,7 +133,7 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 	if err := shell.Register(reg); err != nil {
 		return nil, errors.Join(fmt.Errorf("register the node's metrics: %w", err), shell.Close(), ln.Close())
 	}
-	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1), advertise: advertise}
+	d := &daemon{cfg: cfg, log: logger, shell: shell, served: make(chan error, 1), advertise: advertise, sec: sec}
 	d.requests.idle = make(chan struct{}, 1)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "narad_http_requests_in_flight",
@@ -145,6 +143,7 @@ func start(cfg config, logger *slog.Logger) (*daemon, error) {
 	if sec != nil {
 		opts.Auth = sec.auth
 		shell.WatchUsers(sec.onUsers)
+		go sec.hashRoot(shell.SetRootHash) // shutdown waits for it before it closes the node
 	}
 	d.api = httpapi.New(shell, opts)
 	mhs, mln, err := metricsServer(cfg.metricsAddr, reg, logger)
@@ -230,6 +229,9 @@ func (d *daemon) shutdown(stop <-chan os.Signal, failed, serving bool) int {
 		<-d.served // http.ErrServerClosed, as soon as Shutdown began
 	}
 	status := 0
+	if d.sec != nil {
+		<-d.sec.hashed // a bcrypt at most: its last step must not run on a closed node
+	}
 	if err := d.shell.Close(); err != nil {
 		d.log.Error("closing the node", "err", err)
 		status = 1

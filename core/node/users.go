@@ -73,6 +73,18 @@ func (n *Node) bootstrapRoot(nowNs int64) {
 	n.meta.Propose(nowNs, 0, meta.Command{Kind: meta.CreateRoot, Hash: n.cfg.RootHash}) // token 0: no answer
 }
 
+// SetRootHash sets Config.RootHash after the start: the shell may hash the root password
+// while the node recovers (bcrypt is slow on purpose). An empty hash or a second call
+// changes nothing.
+func (n *Node) SetRootHash(nowNs int64, hash string) {
+	defer n.collect(nowNs)
+	if hash == "" || n.cfg.RootHash != "" {
+		return
+	}
+	n.cfg.RootHash = hash
+	n.bootstrapRoot(nowNs)
+}
+
 // rootDeadline is when bootstrapRoot should look again.
 func (n *Node) rootDeadline() (int64, bool) {
 	if n.cfg.RootHash == "" || !n.metaReady || n.rootRetryAtNs == 0 {

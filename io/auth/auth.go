@@ -53,13 +53,30 @@ type Authenticator struct {
 
 	mu       sync.Mutex
 	cache    map[string]cached
+	inflight map[checkKey]*check // bcrypt checks running, shared by the requests that wait for them
 	throttle *access.Throttle
 	now      func() time.Time
+	// For tests: checks counts the bcrypt checks of known users run, joined the requests
+	// that waited for one, and onCheck runs before each check's bcrypt.
+	checks, joined atomic.Int64
+	onCheck        func()
+}
+
+// checkKey names one bcrypt check: a password (its HMAC) against a user's hash.
+type checkKey struct {
+	name, hash string
+	mac        [32]byte
+}
+
+// check is a bcrypt check in progress; done is closed once ok is set.
+type check struct {
+	done chan struct{}
+	ok   bool
 }
 
 // New returns an Authenticator with no users and the default throttle.
 func New() *Authenticator {
-	a := &Authenticator{cache: map[string]cached{}, throttle: access.NewThrottle(access.DefaultThrottleConfig()), now: time.Now}
+	a := &Authenticator{cache: map[string]cached{}, inflight: map[checkKey]*check{}, throttle: access.NewThrottle(access.DefaultThrottleConfig()), now: time.Now}
 	if _, err := rand.Read(a.key[:]); err != nil {
 		panic("auth: no randomness for the cache key: " + err.Error())
 	}
@@ -99,19 +116,53 @@ func (a *Authenticator) Authenticate(name, password string) (Identity, error) {
 	if known && a.cachedMatch(name, u.Hash, mac) {
 		return identity(u), nil // a verified credential: no throttle, no bcrypt
 	}
-	if !a.allow(name, known) {
-		return Identity{}, ErrThrottled
+	if !known {
+		if !a.allow(name, false) {
+			return Identity{}, ErrThrottled
+		}
+		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password)) // costs what a user's check does
+		a.record(name, false, false, "", mac)
+		return Identity{}, ErrNoCredentials
 	}
-	hash := a.dummy
-	if known {
-		hash = []byte(u.Hash)
+	ok, err := a.verify(checkKey{name: name, hash: u.Hash, mac: mac}, password)
+	if err != nil {
+		return Identity{}, err
 	}
-	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && known
-	a.record(name, known, ok, u.Hash, mac)
 	if !ok {
 		return Identity{}, ErrNoCredentials
 	}
 	return identity(u), nil
+}
+
+// verify runs the bcrypt check of k, or waits for the one already running: when many
+// requests with the same credentials arrive at once (a client pool after a restart, with
+// the cache empty), one bcrypt serves them all instead of one each.
+func (a *Authenticator) verify(k checkKey, password string) (bool, error) {
+	a.mu.Lock()
+	if c, ok := a.inflight[k]; ok {
+		a.joined.Add(1)
+		a.mu.Unlock()
+		<-c.done
+		return c.ok, nil
+	}
+	if !a.throttle.Allow(a.now().UnixNano(), k.name, true) {
+		a.mu.Unlock()
+		return false, ErrThrottled
+	}
+	c := &check{done: make(chan struct{})}
+	a.inflight[k] = c
+	a.mu.Unlock()
+	a.checks.Add(1)
+	if a.onCheck != nil {
+		a.onCheck()
+	}
+	c.ok = bcrypt.CompareHashAndPassword([]byte(k.hash), []byte(password)) == nil
+	a.record(k.name, true, c.ok, k.hash, k.mac)
+	a.mu.Lock()
+	delete(a.inflight, k)
+	a.mu.Unlock()
+	close(c.done)
+	return c.ok, nil
 }
 
 func identity(u meta.User) Identity { return Identity{Name: u.Name, Grants: u.Grants, Root: u.Root} }

@@ -120,3 +120,31 @@ func TestHash(t *testing.T) {
 		t.Fatalf("%q %v", h, err)
 	}
 }
+
+// Requests with the same credentials that arrive while their bcrypt check runs wait for
+// it: one check serves them all.
+func TestConcurrentChecksShareOneBcrypt(t *testing.T) {
+	a, _ := clocked(t, user(t, "alice", "password-a"))
+	const n = 16
+	a.onCheck = func() { // hold the first check until the other n-1 requests joined it
+		deadline := time.Now().Add(10 * time.Second)
+		for a.joined.Load() < n-1 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polls a condition, with a bound
+		}
+	}
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := a.Authenticate("alice", "password-a")
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := a.checks.Load(); c != 1 {
+		t.Fatalf("%d bcrypt checks for %d requests with one credential", c, n)
+	}
+}

@@ -150,6 +150,11 @@ func (s *Shell) SetUserPassword(ctx context.Context, actor, name, hash string) e
 	return r.Err
 }
 
+// SetRootHash hands the node the root user's password hash (node.Node.SetRootHash).
+func (s *Shell) SetRootHash(hash string) {
+	s.step(func(now int64) { s.node.SetRootHash(now, hash) })
+}
+
 // WatchUsers calls f with the node's users (hashes included) now and after every step
 // that may have changed them (node.UsersVersion), under the shell's lock: f must be quick
 // and must not call the shell.
