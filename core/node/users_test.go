@@ -160,3 +160,19 @@ func topicIDOf(t *testing.T, c *cluster, name string) uint64 {
 	}
 	return r.Topic.ID
 }
+
+// The shell may hand the root hash after the start (it hashes while the node recovers):
+// the node makes the root user then, and a second hash changes nothing.
+func TestRootHashSetLater(t *testing.T) {
+	h := newHarnessWith(t, nil, node.Config{NodeID: "n1", Dispatch: dispatch.Config{LingerNs: -1}})
+	if us := h.n.Users(); len(us) != 0 {
+		t.Fatalf("users before a hash: %+v", us)
+	}
+	h.n.SetRootHash(h.now, rootHashOf('r'))
+	h.settle()
+	h.n.SetRootHash(h.now, rootHashOf('s'))
+	h.advance(2 * node.RootRetryNs)
+	if us := h.n.Users(); len(us) != 1 || us[0].Hash != rootHashOf('r') {
+		t.Fatalf("users: %+v", us)
+	}
+}
