@@ -80,8 +80,9 @@ func (s *security) hashRoot(set func(string)) {
 
 // onUsers takes the replica's users (nodeshell.WatchUsers: under the shell's lock, so it
 // only stores them and, once, logs the generated password).
-func (s *security) onUsers(users []meta.User) {
+func (s *security) onUsers(users []meta.User, owners map[string]string) {
 	s.auth.SetUsers(users)
+	s.auth.SetOwners(owners)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.generated == "" || s.rootHash == "" {

@@ -219,7 +219,8 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 			Kind: CreateTopic, Name: t.Name, Partitions: new(t.Partitions), RetentionMs: new(t.RetentionMs),
 			VisibilityTimeoutMs: new(t.VisibilityTimeoutMs), MaxInFlightPerPartition: new(t.MaxInFlightPerPartition),
 		}
-		if _, err := c.normalizeForApply(); err != nil || t.ID == 0 || t.ID > index || m.byID[t.ID] != "" {
+		if _, err := c.normalizeForApply(); err != nil || t.ID == 0 || t.ID > index || m.byID[t.ID] != "" ||
+			(t.Owner != "" && !access.ValidUsername(t.Owner)) {
 			return nil, errBody
 		}
 		m.add(t)

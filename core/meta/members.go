@@ -123,7 +123,12 @@ func (s *Store) MemberDead(id uint64) bool {
 func (s *Store) StateDigest() uint64 {
 	h := fnv.New64a()
 	for _, t := range s.Topics() {
+		owner := t.Owner
+		t.Owner = "" // printed apart, and only when set: a state without owners digests as it did
 		fmt.Fprintf(h, "%+v %v;", t, s.Owners(t.ID))
+		if owner != "" {
+			fmt.Fprintf(h, "owner %s;", owner)
+		}
 	}
 	fmt.Fprintf(h, "%+v", s.Members())
 	for _, u := range s.Users() { // none: the digest of a state without users is as it was

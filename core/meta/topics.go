@@ -19,6 +19,9 @@ type Topic struct {
 	VisibilityTimeoutMs     int64  `json:"visibility_timeout_ms"`
 	MaxInFlightPerPartition uint32 `json:"max_in_flight_per_partition"`
 	CreatedAtMs             int64  `json:"created_at_ms"` // the proposer's clock, Unix ms
+	// Owner is the user who created the topic ("" when the system did): the creator owns
+	// it, and holds every topic action on it (produce, consume, create) whatever its grants.
+	Owner string `json:"owner,omitempty"`
 }
 
 // CommandKind names what a Command does.
@@ -216,10 +219,10 @@ func (m *machine) check(c Command) (Topic, error) {
 	if isUserKind(c.Kind) {
 		return Topic{}, m.checkUser(c)
 	}
-	if !m.mayCreate(c.Actor, c.Name) {
+	t, exists := m.byName[c.Name]
+	if !m.mayCreate(c.Actor, c.Name) && !(exists && c.Actor == t.Owner) {
 		return Topic{}, ErrForbidden
 	}
-	t, exists := m.byName[c.Name]
 	switch c.Kind {
 	case CreateTopic:
 		if exists {
@@ -284,6 +287,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		assert(m.byID[index] == "", "incarnation id reused")
 		t.ID = index
 		t.CreatedAtMs = nowNs / 1_000_000
+		t.Owner = c.Actor
 		m.setOwners(t.ID, m.assign(nil, int(t.Partitions), index))
 		m.byName[t.Name] = t
 		m.byID[t.ID] = t.Name

@@ -147,6 +147,17 @@ func (m *machine) mayCreate(actor, name string) bool {
 	return ok && access.Allows(u.Grants, access.Create, name)
 }
 
+// disown clears the ownership of a deleted user's topics: a user made later under that
+// name must not inherit them.
+func (m *machine) disown(name string) {
+	for _, tn := range slices.Sorted(maps.Keys(m.byName)) {
+		if t := m.byName[tn]; t.Owner == name {
+			t.Owner = ""
+			m.byName[tn] = t
+		}
+	}
+}
+
 func (m *machine) hasRoot() bool {
 	u, ok := m.users[access.RootUsername]
 	return ok && u.Root
@@ -165,6 +176,7 @@ func (m *machine) applyUser(c Command, nowNs int64) User {
 		u = User{Name: c.Username, Hash: c.Hash, Grants: c.Grants, CreatedAtMs: ms, UpdatedAtMs: ms}
 	case DeleteUser:
 		delete(m.users, c.Username)
+		m.disown(c.Username)
 		return u
 	case SetUserGrants:
 		u.Grants, u.UpdatedAtMs = c.Grants, ms

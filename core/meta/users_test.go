@@ -198,3 +198,37 @@ func TestTopicWritesCheckTheirActor(t *testing.T) {
 		t.Fatalf("a create after its actor's revoke: %v, %v", h.done[revoke].Err, h.done[late].Err)
 	}
 }
+
+// The creator owns a topic: it may patch and delete it after its grants changed; a user
+// deleted leaves its topics without an owner, so a namesake made later owns nothing.
+func TestCreatorOwnsTheTopic(t *testing.T) {
+	h := withUsers(t, meta.Config{SnapshotEveryEntries: 4})
+	h.run(newUser("admin", "maker", []access.Grant{{Action: access.Create, Patterns: []string{"o*"}}}))
+	d := h.run(meta.Command{Kind: meta.CreateTopic, Name: "orders", Actor: "maker"})
+	if d.Err != nil || d.Topic.Owner != "maker" {
+		t.Fatalf("create: %+v %v", d.Topic, d.Err)
+	}
+	if d := h.run(meta.Command{Kind: meta.CreateTopic, Name: "sys"}); d.Err != nil || d.Topic.Owner != "" {
+		t.Fatalf("the system's topic: %+v %v", d.Topic, d.Err)
+	}
+	h.run(setGrants("admin", "maker", nil))
+	if d := h.run(meta.Command{Kind: meta.PatchTopic, Name: "orders", Actor: "maker", RetentionMs: new(int64(9))}); d.Err != nil {
+		t.Fatalf("the owner patches without a grant: %v", d.Err)
+	}
+	if d := h.run(meta.Command{Kind: meta.PatchTopic, Name: "orders", Actor: "app", RetentionMs: new(int64(9))}); !errors.Is(d.Err, meta.ErrForbidden) {
+		t.Fatalf("another user patches: %v", d.Err)
+	}
+	h.crash()
+	h.settle()
+	if tp, _ := h.s.Topic("orders"); tp.Owner != "maker" {
+		t.Fatalf("owner after a restart: %+v", tp)
+	}
+	h.run(delUser("admin", "maker"))
+	h.run(newUser("admin", "maker", nil))
+	if tp, _ := h.s.Topic("orders"); tp.Owner != "" {
+		t.Fatalf("a deleted user still owns: %+v", tp)
+	}
+	if d := h.run(meta.Command{Kind: meta.DeleteTopic, Name: "orders", Actor: "maker"}); !errors.Is(d.Err, meta.ErrForbidden) {
+		t.Fatalf("a namesake deletes: %v", d.Err)
+	}
+}

@@ -33,7 +33,7 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 		refuse(err)
 		return
 	}
-	if err := n.checkActor(m.Actor, t.Name); err != nil {
+	if err := n.checkActor(m.Actor, t); err != nil {
 		refuse(err)
 		return
 	}
@@ -82,7 +82,7 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status, resp.Reason = errorStatus(err)
 	case !ok:
 		resp.Status = wire.StatusNotFound
-	case n.checkActor(m.Actor, t.Name) != nil:
+	case n.checkActor(m.Actor, t) != nil:
 		resp.Status = wire.StatusForbidden
 	default:
 		for _, h := range m.Handles {

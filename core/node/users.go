@@ -112,12 +112,23 @@ func (n *Node) APIUsers() []User {
 // against its own, which may be behind (a grant revoked there not yet applied, or here).
 // A request made for no user is the system's (a node with security off, or a release of
 // leases for an answer already given); the peer transport authenticated its sender.
-func (n *Node) checkActor(actor, topic string) error {
-	if actor == meta.SystemActor {
-		return nil
+func (n *Node) checkActor(actor string, t meta.Topic) error {
+	if actor == meta.SystemActor || actor == t.Owner {
+		return nil // the system, or the topic's creator (meta.Topic.Owner)
 	}
-	if u, ok := n.meta.User(actor); ok && access.Allows(u.Grants, access.Consume, topic) {
+	if u, ok := n.meta.User(actor); ok && access.Allows(u.Grants, access.Consume, t.Name) {
 		return nil
 	}
 	return ErrForbidden
+}
+
+// TopicOwners maps the name of every topic a user created to that user (meta.Topic.Owner).
+func (n *Node) TopicOwners() map[string]string {
+	out := map[string]string{}
+	for _, t := range n.meta.Topics() {
+		if t.Owner != "" {
+			out[t.Name] = t.Owner
+		}
+	}
+	return out
 }

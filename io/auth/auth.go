@@ -28,17 +28,23 @@ var (
 	ErrThrottled     = errors.New("auth: too many failed logins")       // 429
 )
 
-// Identity is who a request is: the user as the replica held it when it was verified.
+// Identity is who a request is: the user as the replica held it when it was verified,
+// with the topics it created (their owner holds every topic action on them).
 type Identity struct {
 	Name   string
 	Grants []access.Grant
 	Root   bool
+	owners map[string]string // topic -> creator, as of the same replica state
 }
 
-// Allows reports whether the identity may do action on topic.
+// Allows reports whether the identity may do action on topic: a grant covers it, or the
+// identity created the topic (any action but Admin).
 func (id Identity) Allows(action access.Action, topic string) bool {
-	return access.Allows(id.Grants, action, topic)
+	return access.Allows(id.Grants, action, topic) || (action != access.Admin && id.Owns(topic))
 }
+
+// Owns reports whether the identity created topic.
+func (id Identity) Owns(topic string) bool { return id.owners[topic] == id.Name && id.Name != "" }
 
 type cached struct {
 	hash string   // the user's hash the password was verified against
@@ -47,9 +53,10 @@ type cached struct {
 
 // Authenticator checks credentials. The zero value is not usable: use New.
 type Authenticator struct {
-	users atomic.Pointer[map[string]meta.User]
-	key   [32]byte
-	dummy []byte // a hash checked for unknown usernames, so that they cost what a user does
+	users  atomic.Pointer[map[string]meta.User]
+	owners atomic.Pointer[map[string]string]
+	key    [32]byte
+	dummy  []byte // a hash checked for unknown usernames, so that they cost what a user does
 
 	mu       sync.Mutex
 	cache    map[string]cached
@@ -87,6 +94,8 @@ func New() *Authenticator {
 	a.dummy = dummy
 	empty := map[string]meta.User{}
 	a.users.Store(&empty)
+	none := map[string]string{}
+	a.owners.Store(&none)
 	return a
 }
 
@@ -98,6 +107,9 @@ func (a *Authenticator) SetUsers(users []meta.User) {
 	}
 	a.users.Store(&m)
 }
+
+// SetOwners replaces the topics' creators (name -> user) identities are given.
+func (a *Authenticator) SetOwners(owners map[string]string) { a.owners.Store(&owners) }
 
 // User returns the user name as the replica held it at the last SetUsers.
 func (a *Authenticator) User(name string) (meta.User, bool) {
@@ -114,7 +126,7 @@ func (a *Authenticator) Authenticate(name, password string) (Identity, error) {
 	u, known := a.User(name)
 	mac := a.mac(password)
 	if known && a.cachedMatch(name, u.Hash, mac) {
-		return identity(u), nil // a verified credential: no throttle, no bcrypt
+		return a.identity(u), nil // a verified credential: no throttle, no bcrypt
 	}
 	if !known {
 		if !a.allow(name, false) {
@@ -131,7 +143,7 @@ func (a *Authenticator) Authenticate(name, password string) (Identity, error) {
 	if !ok {
 		return Identity{}, ErrNoCredentials
 	}
-	return identity(u), nil
+	return a.identity(u), nil
 }
 
 // verify runs the bcrypt check of k, or waits for the one already running: when many
@@ -165,7 +177,9 @@ func (a *Authenticator) verify(k checkKey, password string) (bool, error) {
 	return c.ok, nil
 }
 
-func identity(u meta.User) Identity { return Identity{Name: u.Name, Grants: u.Grants, Root: u.Root} }
+func (a *Authenticator) identity(u meta.User) Identity {
+	return Identity{Name: u.Name, Grants: u.Grants, Root: u.Root, owners: *a.owners.Load()}
+}
 
 func (a *Authenticator) mac(password string) [32]byte {
 	h := hmac.New(sha256.New, a.key[:])

@@ -193,3 +193,36 @@ func TestNotReadyWithoutUsers(t *testing.T) {
 		t.Errorf("/healthz: %d", res.status)
 	}
 }
+
+// The creator of a topic owns it: it produces to, consumes from and sees its topic
+// without a produce or consume grant, and nothing more.
+func TestCreatorOwnsItsTopic(t *testing.T) {
+	f := securedFixture(t)
+	if res := f.do(request{method: "POST", path: "/v1/users", header: as("admin", rootPassword),
+		body: `{"username":"maker","password":"maker-password","grants":[{"action":"create","patterns":["m*"]}]}`}); res.status != http.StatusCreated {
+		t.Fatalf("create maker: %d %s", res.status, res.body)
+	}
+	maker := as("maker", "maker-password")
+	if res := f.do(request{method: "POST", path: "/v1/topics", body: `{"name":"m1"}`, header: maker}); res.status != http.StatusCreated {
+		t.Fatalf("maker creates m1: %d %s", res.status, res.body)
+	}
+	if res := f.do(request{method: "POST", path: "/v1/topics", body: `{"name":"m2"}`, header: as("ops", "ops-password")}); res.status != http.StatusCreated {
+		t.Fatalf("ops creates m2: %d %s", res.status, res.body)
+	}
+	cases := []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"produce to its topic", request{method: "POST", path: "/v1/topics/m1/produce", body: "x", header: as("maker", "maker-password", octet)}, http.StatusAccepted},
+		{"consume its topic", request{method: "GET", path: "/v1/topics/m1/consume", header: maker}, http.StatusOK},
+		{"see its topic", request{method: "GET", path: "/v1/topics/m1", header: maker}, http.StatusOK},
+		{"produce to another's", request{method: "POST", path: "/v1/topics/m2/produce", body: "x", header: as("maker", "maker-password", octet)}, http.StatusForbidden},
+		{"admin routes", request{method: "GET", path: "/v1/users", header: maker}, http.StatusForbidden},
+	}
+	for _, c := range cases {
+		if res := f.do(c.req); res.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, res.status, res.body, c.status)
+		}
+	}
+}

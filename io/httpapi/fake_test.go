@@ -226,6 +226,10 @@ func (f *fakeBroker) CreateTopic(ctx context.Context, spec node.TopicSpec) (node
 	if _, ok := f.topics[spec.Name]; ok {
 		return node.Topic{}, node.ErrTopicExists
 	}
+	if f.u != nil && spec.Actor != "" { // the creator owns the topic (meta.Topic.Owner)
+		f.u.owners[spec.Name] = spec.Actor
+		f.u.publish()
+	}
 	parts := uint32(3)
 	if spec.Partitions != nil {
 		parts = *spec.Partitions

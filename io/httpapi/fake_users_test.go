@@ -14,8 +14,9 @@ import (
 // not found, root and self refused), and an Authenticator it keeps up to date as the
 // node shell does.
 type fakeUsers struct {
-	users map[string]meta.User
-	auth  *auth.Authenticator
+	users  map[string]meta.User
+	owners map[string]string // topic -> creator
+	auth   *auth.Authenticator
 }
 
 // withUsers gives f a user store holding root (password rootPassword) and an
@@ -28,7 +29,7 @@ func (f *fakeBroker) withUsers(a *auth.Authenticator, rootPassword string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.u = &fakeUsers{users: map[string]meta.User{access.RootUsername: {Name: access.RootUsername, Hash: h,
-		Grants: []access.Grant{{Action: access.Admin}}, Root: true}}, auth: a}
+		Grants: []access.Grant{{Action: access.Admin}}, Root: true}}, owners: map[string]string{}, auth: a}
 	f.u.publish()
 }
 
@@ -38,6 +39,11 @@ func (u *fakeUsers) publish() {
 		us = append(us, x)
 	}
 	u.auth.SetUsers(us)
+	owners := map[string]string{}
+	for k, v := range u.owners { //narad:sorted (a copy)
+		owners[k] = v
+	}
+	u.auth.SetOwners(owners)
 }
 
 func (f *fakeBroker) CreateUser(_ context.Context, actor, name, hash string, grants []access.Grant) (node.User, error) {

@@ -155,15 +155,16 @@ func (s *Shell) SetRootHash(hash string) {
 	s.step(func(now int64) { s.node.SetRootHash(now, hash) })
 }
 
-// WatchUsers calls f with the node's users (hashes included) now and after every step
-// that may have changed them (node.UsersVersion), under the shell's lock: f must be quick
-// and must not call the shell.
-func (s *Shell) WatchUsers(f func([]meta.User)) {
+// WatchUsers calls f with the node's users (hashes included) and the owners of its
+// topics (name -> creator, only topics a user created) now and after every step that may
+// have changed them (node.UsersVersion), under the shell's lock: f must be quick and must
+// not call the shell.
+func (s *Shell) WatchUsers(f func([]meta.User, map[string]string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onUsers = f
 	s.usersVersion = s.node.UsersVersion()
-	f(s.node.Users())
+	f(s.node.Users(), s.node.TopicOwners())
 }
 
 // noteUsers passes the users to the watcher when they may have changed. s.mu is held.
@@ -172,7 +173,7 @@ func (s *Shell) noteUsers() {
 		return
 	}
 	s.usersVersion = s.node.UsersVersion()
-	s.onUsers(s.node.Users())
+	s.onUsers(s.node.Users(), s.node.TopicOwners())
 }
 
 // Users lists the node's users as its replica holds them, without their hashes.

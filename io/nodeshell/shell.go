@@ -49,7 +49,7 @@ type Shell struct {
 	submitting sync.RWMutex
 	link       *peerLink // the peer transport (OpenCluster); nil for a single node
 	// onUsers is told the users when they may have changed (WatchUsers).
-	onUsers      func([]meta.User)
+	onUsers      func([]meta.User, map[string]string)
 	usersVersion uint64
 }
 
