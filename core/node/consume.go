@@ -54,7 +54,7 @@ func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
 	self := n.meta.ID()
 	switch {
 	case req.Partition >= 0 && n.ownerOf(t, uint32(req.Partition)) != self:
-		n.consumeAt(nowNs, token, n.ownerOf(t, uint32(req.Partition)), req)
+		n.consumeAt(nowNs, token, n.ownerOf(t, uint32(req.Partition)), t, req)
 	case req.Partition < 0 && len(n.remoteOwners(t)) > 0:
 		n.consumeSpread(nowNs, token, t, req)
 	default:

@@ -28,12 +28,13 @@ func wireConsume(id uint64, req ConsumeRequest) wire.ConsumeRequest {
 		WaitNs: max(req.WaitNs, 0), HasOffset: req.HasOffset, Offset: req.Offset}
 }
 
-// consumeAt routes a consume of one partition to its owner.
-func (n *Node) consumeAt(nowNs int64, token, owner uint64, req ConsumeRequest) {
+// consumeAt routes a consume of one partition of t to its owner.
+func (n *Node) consumeAt(nowNs int64, token, owner uint64, t meta.Topic, req ConsumeRequest) {
 	n.call(nowNs, owner, req.WaitNs+RouteTimeoutNs,
 		func(id uint64) wire.Message { return wireConsume(id, req) },
-		func(_ int64, m wire.Message) {
-			msgs, err := consumeAnswer(req.Topic, m)
+		func(now int64, m wire.Message) {
+			msgs, foreign, err := consumeAnswer(t, m)
+			n.release(now, owner, t, foreign)
 			n.respond(Response{Token: token, Messages: msgs, Err: err})
 		})
 }
@@ -63,7 +64,8 @@ func (n *Node) consumeSpread(nowNs int64, token uint64, t meta.Topic, req Consum
 		n.call(nowNs, owner, req.WaitNs+RouteTimeoutNs,
 			func(id uint64) wire.Message { return wireConsume(id, req) },
 			func(now int64, m wire.Message) {
-				msgs, _ := consumeAnswer(t.Name, m) // an owner that fails is as one with nothing
+				msgs, foreign, _ := consumeAnswer(t, m) // an owner that fails is as one with nothing
+				n.release(now, owner, t, foreign)
 				n.groupAnswer(now, g, owner, msgs, nil)
 			})
 	}
@@ -103,7 +105,9 @@ func (n *Node) dropParked(tok uint64) {
 func (n *Node) release(nowNs int64, owner uint64, t meta.Topic, msgs []Message) {
 	var handles []string
 	for _, m := range msgs {
-		handles = append(handles, m.ReceiptHandle)
+		if m.ReceiptHandle != "" { // a replay leases nothing
+			handles = append(handles, m.ReceiptHandle)
+		}
 	}
 	if len(handles) == 0 {
 		return
@@ -121,21 +125,29 @@ func (n *Node) release(nowNs int64, owner uint64, t meta.Topic, msgs []Message) 
 		func(int64, wire.Message) {}) // its leases expire anyway if this is lost
 }
 
-// consumeAnswer reads an owner's ConsumeResponse (nil: no answer in time).
-func consumeAnswer(topic string, m wire.Message) ([]Message, error) {
+// consumeAnswer reads an owner's ConsumeResponse (nil: no answer in time) to a consume of
+// t. Records of another incarnation than t.ID (the owner's replica and this one disagree
+// on the name, around a delete and a create) are not delivered: an ack of them here
+// resolves the name to t and would answer 410 while their leases live (cluster seed
+// 108502). They come back as foreign, for the caller to release at the owner, and the
+// answer is ErrNotReady (a retry finds the replicas agreeing).
+func consumeAnswer(t meta.Topic, m wire.Message) (msgs, foreign []Message, err error) {
 	r, ok := m.(wire.ConsumeResponse)
 	if !ok {
-		return nil, fmt.Errorf("%w: the partition's owner did not answer", ErrNotReady)
+		return nil, nil, fmt.Errorf("%w: the partition's owner did not answer", ErrNotReady)
 	}
 	if r.Status != wire.StatusOK {
-		return nil, statusError(r.Status, r.Reason)
+		return nil, nil, statusError(r.Status, r.Reason)
 	}
-	msgs := make([]Message, len(r.Messages))
+	msgs = make([]Message, len(r.Messages))
 	for i, d := range r.Messages {
-		msgs[i] = Message{Topic: topic, TopicID: r.TopicID, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
+		msgs[i] = Message{Topic: t.Name, TopicID: r.TopicID, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
 			Payload: d.Payload, TimestampMs: d.TimestampMs, ReceiptHandle: d.Handle}
 	}
-	return msgs, nil
+	if r.TopicID != 0 && r.TopicID != t.ID {
+		return nil, msgs, fmt.Errorf("%w: the partition's owner holds another incarnation of the topic", ErrNotReady)
+	}
+	return msgs, nil, nil
 }
 
 // remoteStats asks every other live owner of t for its partitions' stats, fills them in

@@ -89,3 +89,44 @@ func recreateOnSameOwners(t *testing.T, c *cluster, l int, ownerOf map[int64]int
 	t.Fatalf("topic r never created again on its earlier owners in %d tries", triesMax)
 	return node.Response{}
 }
+
+// The same stale node, asked to consume, must not deliver the owners' records of the
+// later incarnation: their acks there would resolve the name to its earlier incarnation
+// and answer 410 while their leases live (cluster seed 108502). It answers without them
+// and releases them at their owners, where they stay deliverable.
+func TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation(t *testing.T) {
+	c, ownerOf := routedCluster(t)
+	stale := (c.leader() + 1) % 3
+	old := c.do(stale, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") }).Topic.ID
+	c.drop = func(from, to uint64, body []byte) bool {
+		return (from == uint64(stale+1) || to == uint64(stale+1)) && wire.Kind(body[1]) == wire.KindRaft
+	}
+	l := c.leader()
+	recreateOnSameOwners(t, c, l, ownerOf)
+	var remote int64 = -1
+	for p := range int64(3) {
+		if ownerOf[p] != stale {
+			remote = p
+		}
+	}
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.Produce(now, tok, "r", []node.ProduceMessage{{Partition: remote, Payload: []byte("later")}})
+	}); r.Err != nil {
+		t.Fatalf("produce: %v", r.Err)
+	}
+	c.advance(200_000_000)                     // less than an election timeout: the stale node still follows
+	for _, part := range []int64{remote, -1} { // pinned, then any partition
+		r := c.do(stale, func(nd *node.Node, now int64, tok uint64) {
+			nd.Consume(now, tok, node.ConsumeRequest{Topic: "r", Partition: part, Max: 10})
+		})
+		for _, m := range r.Messages {
+			if m.TopicID != old {
+				t.Fatalf("the stale node (incarnation %d) delivered %q of incarnation %d", old, m.Payload, m.TopicID)
+			}
+		}
+	}
+	got := consumeOn(c, ownerOf[remote], remote)
+	if got.Err != nil || len(got.Messages) != 1 || string(got.Messages[0].Payload) != "later" {
+		t.Fatalf("the owner's record after the stale node's consumes: %+v", got)
+	}
+}

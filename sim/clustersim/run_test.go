@@ -31,6 +31,7 @@ var regressionSeeds = map[uint64]string{
 	377:    "a read fault flipped back the very bit a write fault had flipped: a damaged commit read back intact (the disk model now bounds read faults)",
 	582:    "a node whose replica still held an earlier incarnation of the churn topic showed the owner's stats of the later one under it (a high watermark of 3 after reads at 33): StatsRequest names the topic only; the answer now names its incarnation (wire kind 15) and the asker keeps only its own",
 	614394: "a false invariant-4 violation: a misdirected write left another log's offset-2 frame past a partition's damaged tail, and the checker's image let it replace the real offset 2 (invariants.ReadBrokerImage now keeps frames only at or above the offsets before them, as recovery does)",
+	108502: "a spread consume's owner, whose replica already held a later incarnation of the churn topic, answered records of it; the entry node delivered them and then resolved the name to its own incarnation for their ack, answering 410 at once while their leases lived (invariant 9). The entry now delivers only records of its incarnation and releases the others at the owner",
 	983:    "an ack answered after a 562 ms step back of its owner's clock joined a batch whose flush deadline was on the reading before the step, and was still unwritten at the owner's crash 137 ms later (core/lease now moves a pending deadline back with the clock)",
 }
 
