@@ -15,13 +15,7 @@ import (
 // shows zeros for them, as for an owner that does not answer (cluster seed 582: a high
 // watermark of 3 read for an incarnation whose partition had been read at offset 33).
 func TestStaleReplicaShowsNoStatsOfAnotherIncarnation(t *testing.T) {
-	c, ownerOf := routedCluster(t)
-	stale := (c.leader() + 1) % 3
-	old := c.do(stale, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") }).Topic.ID
-	// The stale node's replica hears nothing more of the metastore's log.
-	c.drop = func(from, to uint64, body []byte) bool {
-		return (from == uint64(stale+1) || to == uint64(stale+1)) && wire.Kind(body[1]) == wire.KindRaft
-	}
+	c, ownerOf, stale, old := staleReplica(t)
 	l := c.leader()
 	renewed := recreateOnSameOwners(t, c, l, ownerOf)
 	if renewed.Topic.ID == old {
@@ -55,6 +49,20 @@ func TestStaleReplicaShowsNoStatsOfAnotherIncarnation(t *testing.T) {
 			t.Fatalf("leader shows partition %d of incarnation %d with high watermark %d, want 3", ps.Index, renewed.Topic.ID, ps.HighWatermark)
 		}
 	}
+}
+
+// staleReplica is routedCluster with one follower, stale, whose metastore replica hears
+// nothing more of the log (its raft messages are dropped); old is the incarnation of "r"
+// it holds.
+func staleReplica(t *testing.T) (c *cluster, ownerOf map[int64]int, stale int, old uint64) {
+	t.Helper()
+	c, ownerOf = routedCluster(t)
+	stale = (c.leader() + 1) % 3
+	old = c.do(stale, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") }).Topic.ID
+	c.drop = func(from, to uint64, body []byte) bool {
+		return (from == uint64(stale+1) || to == uint64(stale+1)) && wire.Kind(body[1]) == wire.KindRaft
+	}
+	return c, ownerOf, stale, old
 }
 
 // recreateOnSameOwners deletes topic "r" and creates it again on node l until the new
@@ -95,12 +103,7 @@ func recreateOnSameOwners(t *testing.T, c *cluster, l int, ownerOf map[int64]int
 // and answer 410 while their leases live (cluster seed 108502). It answers without them
 // and releases them at their owners, where they stay deliverable.
 func TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation(t *testing.T) {
-	c, ownerOf := routedCluster(t)
-	stale := (c.leader() + 1) % 3
-	old := c.do(stale, func(nd *node.Node, now int64, tok uint64) { nd.GetTopic(now, tok, "r") }).Topic.ID
-	c.drop = func(from, to uint64, body []byte) bool {
-		return (from == uint64(stale+1) || to == uint64(stale+1)) && wire.Kind(body[1]) == wire.KindRaft
-	}
+	c, ownerOf, stale, old := staleReplica(t)
 	l := c.leader()
 	recreateOnSameOwners(t, c, l, ownerOf)
 	var remote int64 = -1

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -43,12 +42,16 @@ func (id Identity) Allows(action access.Action, topic string) bool {
 	return access.Allows(id.Grants, action, topic) || (action != access.Admin && id.Owns(topic))
 }
 
+// Sees reports whether the identity may see topic in a listing: a grant of any action
+// covers it, or the identity created it.
+func (id Identity) Sees(topic string) bool { return access.Sees(id.Grants, topic) || id.Owns(topic) }
+
 // Owns reports whether the identity created topic.
 func (id Identity) Owns(topic string) bool { return id.owners[topic] == id.Name && id.Name != "" }
 
 type cached struct {
 	hash string   // the user's hash the password was verified against
-	mac  [32]byte // HMAC-SHA256 of the password under Authenticator.key
+	mac  [32]byte // SHA-256 of Authenticator.key and the password (mac)
 }
 
 // Authenticator checks credentials. The zero value is not usable: use New.
@@ -69,7 +72,7 @@ type Authenticator struct {
 	onCheck        func()
 }
 
-// checkKey names one bcrypt check: a password (its HMAC) against a user's hash.
+// checkKey names one bcrypt check: a password (its mac) against a user's hash.
 type checkKey struct {
 	name, hash string
 	mac        [32]byte
@@ -181,12 +184,18 @@ func (a *Authenticator) identity(u meta.User) Identity {
 	return Identity{Name: u.Name, Grants: u.Grants, Root: u.Root, owners: *a.owners.Load()}
 }
 
+// mac is SHA-256 over the node's secret key and the password. It runs on every request,
+// so a password of a user's length is hashed from a stack buffer, without the
+// allocations of an HMAC: the key is secret and of fixed length, and the digest is only
+// compared for equality. A longer password (no user has one) is hashed whole all the same.
 func (a *Authenticator) mac(password string) [32]byte {
-	h := hmac.New(sha256.New, a.key[:])
-	h.Write([]byte(password))
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	var buf [len(a.key) + access.PasswordBytesMax]byte
+	if len(password) > access.PasswordBytesMax {
+		return sha256.Sum256(append(a.key[:], password...))
+	}
+	n := copy(buf[:], a.key[:])
+	n += copy(buf[n:], password)
+	return sha256.Sum256(buf[:n])
 }
 
 func (a *Authenticator) cachedMatch(name, hash string, mac [32]byte) bool {

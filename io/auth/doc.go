@@ -9,7 +9,7 @@
 // against the replica as it is when the request arrives: a password changed or a grant
 // revoked is in force on this node as soon as its replica applied the change.
 //
-// A verified credential is cached as an HMAC of the password under a key drawn at start,
+// A verified credential is cached as a SHA-256 of a key drawn at start and the password,
 // next to the hash it was verified against: a later request with the same password skips
 // bcrypt only while the user's hash is still that one, so a changed password (a new hash,
 // bcrypt salts every hash) or a deleted user stops the old credential at once. The cache

@@ -89,7 +89,7 @@ func allowed(id auth.Identity, p perm, topic string) bool {
 	case permAdmin:
 		return id.Allows(access.Admin, "")
 	case permSee:
-		return access.Sees(id.Grants, topic) || id.Owns(topic)
+		return id.Sees(topic)
 	case permProduce:
 		return id.Allows(access.Produce, topic)
 	case permConsume:
@@ -124,7 +124,7 @@ func can(r *http.Request, action access.Action, topic string) bool {
 // sees reports whether r's caller may see topic in a listing.
 func sees(r *http.Request, topic string) bool {
 	id, ok := caller(r)
-	return !ok || access.Sees(id.Grants, topic) || id.Owns(topic)
+	return !ok || id.Sees(topic)
 }
 
 // isAdmin reports whether r's caller holds admin (always, with security off).
