@@ -58,12 +58,21 @@
 //	                   node
 //	redispatchall      dispatch   recovery ignores the durable skip-set             cluster  invariant 10
 //	sendfailsilent     node       a failed send not reported to the dispatcher      cluster  invariant 11
+//	foreignconsume     node       a routed consume delivers another incarnation's   cluster  invariant 9
+//	                              records (seed 108502 only: seeds 1-1000 never
+//	                              make that lag, see below)
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
 // ignored and its appends answered). The group's device read-back now sees the pages the
 // failed sync lost and fails the WAL before anything is answered, so no invariant breaks
 // in wal seeds 1-200: the second defense hides the first bug.
+//
+// foreignconsume is caught at cluster seed 108502 alone: it needs a spread consume during
+// the churn topic's delete and create, entered on a node whose replica lags the owner's,
+// and seeds 1-1000 never draw that. Its mutation check runs that seed (Makefile seeds
+// 108502-108502); the unit test TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation
+// builds the lag on purpose.
 //
 // trusttail needs a process crash between a commit's write and its fdatasync, with that
 // write corrupted on its way to the device: random crashes and random write faults almost

@@ -144,7 +144,7 @@ func consumeAnswer(t meta.Topic, m wire.Message) (msgs, foreign []Message, err e
 		msgs[i] = Message{Topic: t.Name, TopicID: r.TopicID, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
 			Payload: d.Payload, TimestampMs: d.TimestampMs, ReceiptHandle: d.Handle}
 	}
-	if r.TopicID != 0 && r.TopicID != t.ID {
+	if r.TopicID != 0 && r.TopicID != t.ID && !mutForeignConsume {
 		return nil, msgs, fmt.Errorf("%w: the partition's owner holds another incarnation of the topic", ErrNotReady)
 	}
 	return msgs, nil, nil
