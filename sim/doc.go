@@ -58,9 +58,13 @@
 //	                   node
 //	redispatchall      dispatch   recovery ignores the durable skip-set             cluster  invariant 10
 //	sendfailsilent     node       a failed send not reported to the dispatcher      cluster  invariant 11
-//	foreignconsume     node       a routed consume delivers another incarnation's   cluster  invariant 9
-//	                              records (seed 108502 only: seeds 1-1000 never
+//	foreignconsume     node       a routed consume delivers another incarnation's   cluster- invariant 9
+//	                              records (seed 108502 only: seeds 1-1000 never     nousers
 //	                              make that lag, see below)
+//	ownernocheck       node       a partition's owner serves a routed consume or    cluster  access
+//	                              ack without checking the user's grant
+//	cachestale         io/auth    a cached credential survives its user's new       cluster  access
+//	                              password (or the user's delete)
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
@@ -71,8 +75,17 @@
 // foreignconsume is caught at cluster seed 108502 alone: it needs a spread consume during
 // the churn topic's delete and create, entered on a node whose replica lags the owner's,
 // and seeds 1-1000 never draw that. Its mutation check runs that seed (Makefile seeds
-// 108502-108502); the unit test TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation
+// 108502-108502) as it was drawn before the simulator had users (narad-sim -sim
+// cluster-nousers); the unit test TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation
 // builds the lag on purpose.
+//
+// ownernocheck and cachestale are caught by the cluster simulator's access checks
+// (clustersim/users.go): the first when an owner whose replica applied a revocation or a
+// delete before the entry node's serves a routed request made under the old grant (14 of
+// cluster seeds 1-100 make that lag, the first at seed 1); the second when a node takes a
+// stale client's old password after its replica applied the new one (29 of seeds 1-100,
+// the first at seed 1). cachestale is a shell bug (io/auth): the simulator drives the
+// real Authenticator of each node process, with a cheap hasher in place of bcrypt.
 //
 // trusttail needs a process crash between a commit's write and its fdatasync, with that
 // write corrupted on its way to the device: random crashes and random write faults almost

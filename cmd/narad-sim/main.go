@@ -4,10 +4,12 @@
 //	                         "seed=N trace=<hash> verdict=ok", or "verdict=violation
 //	                         check=<name>" naming the check that found it (exit 1)
 //	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed
-//	-sim node|wal|meta|cluster
+//	-sim node|wal|meta|cluster|cluster-nousers
 //	                         what runs: the whole single-node broker (default), the
-//	                         ingress WAL alone, a 3- or 5-replica metastore cluster, or a
-//	                         3- or 5-node broker cluster
+//	                         ingress WAL alone, a 3- or 5-replica metastore cluster, a
+//	                         3- or 5-node broker cluster, or one whose clients act as the
+//	                         system whatever the seed drew (a regression seed from before
+//	                         the cluster simulator had users)
 //
 // Everything a run does is drawn from its seed, so a failing seed reproduces from its
 // number alone, in any process.
@@ -36,13 +38,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.String("seeds", "", "run a range of seeds, A-B inclusive")
 	workers := fs.Int("j", runtime.GOMAXPROCS(0), "seeds run at once with -seeds")
 	stop := fs.Bool("stop", false, "with -seeds: stop starting seeds after the first violation (mutation checks)")
-	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) meta (a metastore cluster) or cluster (a broker cluster)")
+	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) meta (a metastore cluster), cluster (a broker cluster) or cluster-nousers (a cluster seed without users)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	sim, ok := simulations[*simName]
 	if !ok {
-		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal, meta or cluster\n", *simName)
+		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal, meta, cluster or cluster-nousers\n", *simName)
 		return 2
 	}
 	if *seeds != "" {

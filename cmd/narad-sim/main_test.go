@@ -41,6 +41,7 @@ func TestCheckName(t *testing.T) {
 		"t=5ns: invariant 9: record leased twice":       "invariant-9",
 		"t=5ns: invariant 10: duplicate with no cause":  "invariant-10",
 		"t=1ns: linearizability: partition 3 went back": "linearizability",
+		"t=2ns: access: node 5 served a routed consume": "access",
 		"t=1ns: liveness: 4 events at one instant":      "liveness",
 		"t=1ns: node 3 answered unknown token 4":        "unnamed",
 		"invariant 1: acked seq 4 lost":                 "invariant-1",

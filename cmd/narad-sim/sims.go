@@ -23,11 +23,17 @@ var simulations = map[string]func(seed uint64) outcome{
 	"node":    runNode,
 	"wal":     runWAL,
 	"meta":    runMeta,
-	"cluster": runCluster,
+	"cluster": func(seed uint64) outcome { return runCluster(clustersim.Draw(seed)) },
+	// cluster-nousers: a cluster seed with its clients acting as the system, as every
+	// seed did before the simulator had users (the scenario of an older regression seed).
+	"cluster-nousers": func(seed uint64) outcome {
+		o := clustersim.Draw(seed)
+		o.Users = false
+		return runCluster(o)
+	},
 }
 
-func runCluster(seed uint64) outcome {
-	o := clustersim.Draw(seed)
+func runCluster(o clustersim.Options) outcome {
 	res := clustersim.Run(o)
 	s, n := res.Stats, res.Stats.Net
 	out := outcome{
@@ -37,6 +43,8 @@ func runCluster(seed uint64) outcome {
 				s.Produced, s.Synchronous, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.ChurnOps, s.CutChanges, s.HealNs/1_000_000, s.Checks),
 			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d",
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped),
+			fmt.Sprintf("access: user_ops=%d user_changes=%d refused_401=%d refused_429=%d refused_403=%d not_ready_503=%d gate_checks=%d owner_checks=%d owner_403=%d",
+				s.UserOps, s.UserChanges, s.AuthUnauthorized, s.AuthThrottled, s.AuthForbidden, s.AuthNotReady, s.GateChecks, s.OwnerChecks, s.OwnerForbidden),
 		},
 	}
 	out.stats = append(out.stats, s.Summary()...)

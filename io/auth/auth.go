@@ -54,12 +54,41 @@ type cached struct {
 	mac  [32]byte // SHA-256 of Authenticator.key and the password (mac)
 }
 
+// Hasher makes and checks password hashes: bcrypt at Cost on a node (Bcrypt); the cluster
+// simulator passes a cheap deterministic one of the same shape.
+type Hasher interface {
+	Hash(password string) (string, error)
+	Compare(hash, password string) bool
+}
+
+// Bcrypt is the hasher of a node: bcrypt at Cost.
+type Bcrypt struct{}
+
+// Hash returns the bcrypt hash of password at Cost.
+func (Bcrypt) Hash(password string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), Cost)
+	return string(h), err
+}
+
+// Compare reports whether password matches the bcrypt hash.
+func (Bcrypt) Compare(hash, password string) bool {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+}
+
+// Config is what an Authenticator depends on; New uses the zero value.
+type Config struct {
+	Hasher Hasher           // nil: Bcrypt
+	Key    *[32]byte        // the cache's secret key; nil: drawn from crypto/rand
+	Now    func() time.Time // the throttle's clock; nil: time.Now
+}
+
 // Authenticator checks credentials. The zero value is not usable: use New.
 type Authenticator struct {
 	users  atomic.Pointer[map[string]meta.User]
 	owners atomic.Pointer[map[string]string]
 	key    [32]byte
-	dummy  []byte // a hash checked for unknown usernames, so that they cost what a user does
+	hasher Hasher
+	dummy  string // a hash checked for unknown usernames, so that they cost what a user does
 
 	mu       sync.Mutex
 	cache    map[string]cached
@@ -84,15 +113,28 @@ type check struct {
 	ok   bool
 }
 
-// New returns an Authenticator with no users and the default throttle.
-func New() *Authenticator {
-	a := &Authenticator{cache: map[string]cached{}, inflight: map[checkKey]*check{}, throttle: access.NewThrottle(access.DefaultThrottleConfig()), now: time.Now}
-	if _, err := rand.Read(a.key[:]); err != nil {
+// New returns an Authenticator of a node: bcrypt, a random key, no users and the default
+// throttle.
+func New() *Authenticator { return NewWith(Config{}) }
+
+// NewWith returns an Authenticator with no users and the default throttle, as c says.
+func NewWith(c Config) *Authenticator {
+	a := &Authenticator{cache: map[string]cached{}, inflight: map[checkKey]*check{}, throttle: access.NewThrottle(access.DefaultThrottleConfig()),
+		now: c.Now, hasher: c.Hasher}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.hasher == nil {
+		a.hasher = Bcrypt{}
+	}
+	if c.Key != nil {
+		a.key = *c.Key
+	} else if _, err := rand.Read(a.key[:]); err != nil {
 		panic("auth: no randomness for the cache key: " + err.Error())
 	}
-	dummy, err := bcrypt.GenerateFromPassword(a.key[:16], Cost)
+	dummy, err := a.hasher.Hash(string(a.key[:16]))
 	if err != nil {
-		panic("auth: bcrypt: " + err.Error())
+		panic("auth: hashing the dummy password: " + err.Error())
 	}
 	a.dummy = dummy
 	empty := map[string]meta.User{}
@@ -135,7 +177,7 @@ func (a *Authenticator) Authenticate(name, password string) (Identity, error) {
 		if !a.allow(name, false) {
 			return Identity{}, ErrThrottled
 		}
-		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password)) // costs what a user's check does
+		_ = a.hasher.Compare(a.dummy, password) // costs what a user's check does
 		a.record(name, false, false, "", mac)
 		return Identity{}, ErrNoCredentials
 	}
@@ -171,7 +213,7 @@ func (a *Authenticator) verify(k checkKey, password string) (bool, error) {
 	if a.onCheck != nil {
 		a.onCheck()
 	}
-	c.ok = bcrypt.CompareHashAndPassword([]byte(k.hash), []byte(password)) == nil
+	c.ok = a.hasher.Compare(k.hash, password)
 	a.record(k.name, true, c.ok, k.hash, k.mac)
 	a.mu.Lock()
 	delete(a.inflight, k)
@@ -202,7 +244,7 @@ func (a *Authenticator) cachedMatch(name, hash string, mac [32]byte) bool {
 	a.mu.Lock()
 	c, ok := a.cache[name]
 	a.mu.Unlock()
-	return ok && c.hash == hash && subtle.ConstantTimeCompare(c.mac[:], mac[:]) == 1
+	return ok && (c.hash == hash || mutCacheStale) && subtle.ConstantTimeCompare(c.mac[:], mac[:]) == 1
 }
 
 func (a *Authenticator) allow(name string, known bool) bool {
@@ -235,6 +277,5 @@ func Hash(password string) (string, error) {
 	if err := access.CheckPassword(password); err != nil {
 		return "", err
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), Cost)
-	return string(h), err
+	return Bcrypt{}.Hash(password)
 }

@@ -25,7 +25,8 @@ func clocked(t *testing.T, users ...meta.User) (*Authenticator, *time.Time) {
 	a := New()
 	now := time.Unix(1000, 0)
 	a.now = func() time.Time { return now }
-	a.dummy, _ = bcrypt.GenerateFromPassword([]byte("dummy-password"), bcrypt.MinCost) // fast, as the users' here
+	dummy, _ := bcrypt.GenerateFromPassword([]byte("dummy-password"), bcrypt.MinCost) // fast, as the users' here
+	a.dummy = string(dummy)
 	a.SetUsers(users)
 	return a, &now
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/invariants"
 )
@@ -21,6 +23,7 @@ const (
 	reqChurn
 	reqGetTopic
 	reqStats
+	reqUser // the admin's change of a user (topic: its name; mode: which change)
 )
 
 // request is a client request waiting for its answer.
@@ -37,6 +40,7 @@ type request struct {
 	replay  bool
 	partIdx int64
 	offset  uint64
+	change  userChange // a reqUser's
 }
 
 // model is what the clients were told and saw.
@@ -145,6 +149,12 @@ func (u *run) consume(i, c int) {
 		cr.Partition = req.partIdx
 		u.stats.PinnedConsumes++
 	}
+	actor, ok := u.gate(i, c, access.Consume, name)
+	if !ok {
+		u.s.At(u.think()+errorBackoffNs, event{kind: evClient, client: c})
+		return
+	}
+	cr.Actor = actor
 	u.record('C', uint64(c))
 	u.submitReq(i, req, func(n *node.Node, now int64, tok uint64) { n.Consume(now, tok, cr) })
 }
@@ -182,6 +192,10 @@ func (u *run) produce(i, c int) {
 		msgs[j] = node.ProduceMessage{Partition: s.pin, Key: s.key, HasKey: s.hasKey, Payload: p}
 	}
 	u.stats.Produced += uint64(k)
+	if _, ok := u.gate(i, c, access.Produce, name); !ok {
+		u.refuseProduce(c, ids)
+		return
+	}
 	if u.o.SyncPercent > 0 && u.r.Intn(100) < u.o.SyncPercent {
 		u.stats.Synchronous += uint64(k)
 		for _, id := range ids {
@@ -226,6 +240,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 		u.onConsumed(mb, req, resp)
 	case reqAck:
 		u.onAcked(req, resp)
+		return
+	case reqUser:
+		u.onUserChanged(req, resp)
 		return
 	}
 	next := u.think()
@@ -328,6 +345,10 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 		return
 	}
 	var settle, nack, extend []string
+	actor, acks := meta.SystemActor, true
+	if len(resp.Messages) > 0 {
+		actor, acks = u.gate(int(mb.id-1), req.client, access.Consume, req.topic) // refused: the client acks nothing
+	}
 	top := map[string]recKey{} // partition -> the highest record this answer read there
 	defer u.readTops(top, req.callNs)
 	for _, msg := range resp.Messages {
@@ -348,6 +369,9 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 		u.m.delivered[id]++
 		u.stats.Delivered++
 		u.m.handles[msg.ReceiptHandle] = k
+		if !acks {
+			continue
+		}
 		switch roll := u.r.Intn(100); {
 		case u.healing || roll < 70:
 			settle = append(settle, msg.ReceiptHandle)
@@ -358,13 +382,13 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 			extend = append(extend, msg.ReceiptHandle)
 		}
 	}
-	u.ack(mb, req, settle, node.AckSettle)
-	u.ack(mb, req, nack, node.AckRelease)
-	u.ack(mb, req, extend, node.AckExtend)
+	u.ack(mb, req, actor, settle, node.AckSettle)
+	u.ack(mb, req, actor, nack, node.AckRelease)
+	u.ack(mb, req, actor, extend, node.AckExtend)
 }
 
 // ack sends handles' ack of one mode to the node that delivered them.
-func (u *run) ack(mb *member, req request, handles []string, mode node.AckMode) {
+func (u *run) ack(mb *member, req request, actor string, handles []string, mode node.AckMode) {
 	if len(handles) == 0 || !mb.up {
 		return
 	}
@@ -377,7 +401,7 @@ func (u *run) ack(mb *member, req request, handles []string, mode node.AckMode) 
 		marks[j] = u.markAck(recs[j])
 	}
 	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, leases: leases, marks: marks}
-	u.submitReq(int(mb.id-1), a, func(n *node.Node, now int64, tok uint64) { n.Ack(now, tok, req.topic, handles, mode) })
+	u.submitReq(int(mb.id-1), a, func(n *node.Node, now int64, tok uint64) { n.AckAs(now, tok, actor, req.topic, handles, mode) })
 }
 
 // onAcked checks an ack's answers: a settle or extend of a lease that is surely live
@@ -470,6 +494,9 @@ func (u *run) loseRequests(mb *member) {
 			continue
 		case reqChurn:
 			u.s.At(u.after(u.o.ChurnGapNs), event{kind: evChurn})
+			continue
+		case reqUser:
+			u.scheduleUserStep(true)
 			continue
 		case reqGetTopic:
 			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})

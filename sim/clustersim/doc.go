@@ -50,6 +50,13 @@
 //   - vacuous: a run with fewer than ackedFloor messages answered 202 or deliveredFloor
 //     deliveries fails;
 //   - liveness: simulated time keeps moving (a livelock at one instant is a violation).
+//   - access (users.go, access.go; in most seeds, Options.Users): the clients are users
+//     the admin keeps changing under load (grants revoked and restored, passwords changed,
+//     users deleted and made again). A node takes a password only if its replica holds
+//     its hash at that instant, and never refuses one it holds; a request it authorizes
+//     has the grant on its replica; a partition's owner serves a routed consume or ack
+//     made for a user only if its own replica granted it when the request arrived, and
+//     refuses it (403) only if not; a produce refused at the gate is never delivered.
 //
 // Stats count each fault class that fired and the work each checker did (Faults,
 // Checkers); a test holds seeds 1-100 to every class and every checker.

@@ -11,6 +11,7 @@ import (
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/internal/raftrand"
 	"github.com/narad/narad/invariants"
+	"github.com/narad/narad/io/auth"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
 	"github.com/narad/narad/sim/simclock"
@@ -33,6 +34,7 @@ const (
 	evPeerReset  // node's connection to peer ended
 	evStep
 	evLearnTopic // ask again for the main topic's id
+	evUser       // the admin's next change of a user (users.go)
 )
 
 type event struct {
@@ -55,6 +57,11 @@ type member struct {
 	tickAt  int64 // simulated time
 	clock   simclock.Clock
 	pending map[uint64]request
+	// The HTTP layer's view of the process's replica (Options.Users, users.go).
+	auth         *auth.Authenticator
+	users        map[string]meta.User
+	owners       map[string]string
+	usersVersion uint64
 }
 
 // Stats summarise a run.
@@ -70,8 +77,14 @@ type Stats struct {
 	Rerouted, Discarded, Walks          uint64 // summed over node processes
 	Checks                              uint64 // durable image checks
 	ChurnOps                            uint64 // deletes and creates of the churn topic
-	CutChanges                          uint64
-	Replays, PinnedConsumes             uint64
+	// Access (users.go): the admin's user changes sent and answered done; requests the
+	// gate refused (401, 429, 403, 503 before any user) and checked; routed requests
+	// made for a user that owners served and refused (403).
+	UserOps, UserChanges                                         uint64
+	AuthUnauthorized, AuthThrottled, AuthForbidden, AuthNotReady uint64
+	GateChecks, OwnerChecks, OwnerForbidden                      uint64
+	CutChanges                                                   uint64
+	Replays, PinnedConsumes                                      uint64
 	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
 	// their record's previous lease (9 and 10), ack answers checked (9), replays checked,
 	// high watermarks read, remote commits checked, and linearizability operations.
@@ -122,6 +135,7 @@ type run struct {
 	owners       map[moveKey]uint64  // (incarnation, partition) -> owner, once learnt
 	steps        []clockStep         // every clock step, in time order
 	visibilityNs int64               // the topics' visibility timeout
+	acc          accessState         // users (Options.Users)
 }
 
 // ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
@@ -146,6 +160,9 @@ func runWith(o Options, r *rng.Rand) Result {
 		if u.members[i].clock != (simclock.Clock{}) {
 			u.stats.SkewedNodes++
 		}
+	}
+	if o.Users {
+		u.initUsers()
 	}
 	u.crashes = make([][]int64, len(u.members))
 	u.crashDamage = make([]map[string]uint64, len(u.members))
@@ -249,6 +266,8 @@ func (u *run) handle(e event) {
 		u.learnTopicID(nil)
 	case evChurn:
 		u.churnStep()
+	case evUser:
+		u.userStep(e.epoch)
 	case evStep:
 		u.clockStep()
 	case evCut:
@@ -275,6 +294,9 @@ func (u *run) start(i int) {
 		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
+	if u.o.Users {
+		mb.auth, mb.users = u.newAuthenticator(mb), nil
+	}
 	u.record('o', uint64(i), mb.epoch)
 	for _, id := range u.ids { // a new process: new connections
 		if id != mb.id {
@@ -371,6 +393,7 @@ func (u *run) drain(i int) {
 	}
 	for _, out := range rd.Messages {
 		u.commitSent(mb, out.To, out.Body)
+		u.accessAnswered(mb, out.To, out.Body)
 		ds, failed := u.net.Transmit(u.s.Now(), mb.id, out.To, out.Body)
 		if failed { // the shell tells the node once the step is over (io/nodeshell)
 			u.s.At(u.s.Now(), event{kind: evSendFailed, node: i, epoch: mb.epoch,
@@ -404,6 +427,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	u.commitAnswered(u.members[i], d.Msg)
 	u.commitDelivered(u.members[i], d.From, d.Msg)
 	u.commitHello(u.members[i], d.From, d.Msg)
+	u.accessArrived(u.members[i], d.From, d.Msg)
 	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
 }
@@ -463,6 +487,9 @@ func (u *run) startFaults() {
 	}
 	if u.o.StepGapNs[1] > 0 {
 		u.s.At(u.after(u.o.StepGapNs), event{kind: evStep})
+	}
+	if u.o.Users {
+		u.atUserStep(u.s.Now())
 	}
 }
 

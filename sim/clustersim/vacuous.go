@@ -35,6 +35,8 @@ func (s Stats) Faults() map[string]uint64 {
 		"disk-crash-torn": d.PagesTorn + d.SectorsGarbage, "disk-crash-dropped": d.PagesDropped + d.DirOpsLost,
 		"net-drop": n.Dropped, "net-dup": n.Duplicated, "net-stale": n.Stale,
 		"reroute": s.Rerouted, "walk": s.Walks,
+		"user-change": s.UserChanges, "auth-401": s.AuthUnauthorized, "auth-403": s.AuthForbidden,
+		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden,
 	}
 }
 
@@ -46,6 +48,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"invariant-4 (replays)": s.ReplayChecks, "watermarks": s.WatermarkReads,
 		"dispatch (commits)": s.CommitChecks, "linearizability": s.LinOps, "invariant-6 (leaders)": s.Leaders,
 		"invariant-10 (duplicates)": s.Duplicates,
+		"access (entry)":            s.GateChecks, "access (owner)": s.OwnerChecks,
 	}
 }
 
