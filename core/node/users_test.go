@@ -147,8 +147,21 @@ func TestRoutedConsumeCheckedByTheOwner(t *testing.T) {
 	if r := consume("ghost"); !errors.Is(r.Err, node.ErrForbidden) {
 		t.Fatalf("a routed consume for an unknown user: %+v", r)
 	}
-	if r := consume("reader"); r.Err != nil || len(r.Messages) != 1 {
+	r := consume("reader") // the refused consume leased nothing: the record is there
+	if r.Err != nil || len(r.Messages) != 1 {
 		t.Fatalf("a routed consume for a reader: %+v", r)
+	}
+	// An ack refused at the owner settles nothing: the record comes back once its lease
+	// (the topic's default visibility timeout) runs out.
+	h := r.Messages[0].ReceiptHandle
+	if a := c.do(via, func(nd *node.Node, now int64, tok uint64) {
+		nd.AckAs(now, tok, "ghost", "r", []string{h}, node.AckSettle)
+	}); a.Err == nil && (len(a.Results) != 1 || a.Results[0] == nil) {
+		t.Fatalf("a routed ack for an unknown user: %+v", a)
+	}
+	c.advance(31_000_000_000)
+	if again := consume("reader"); again.Err != nil || len(again.Messages) != 1 || again.Messages[0].Offset != r.Messages[0].Offset {
+		t.Fatalf("after a refused ack and the lease's end: %+v", again)
 	}
 }
 
