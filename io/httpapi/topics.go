@@ -76,20 +76,47 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) (i
 		}
 		after = string(name)
 	}
-	topics, next, err := s.b.ListTopics(r.Context(), int(limit), after)
+	out, next, err := s.visibleTopics(r, int(limit), after)
 	if err != nil {
 		return 0, err
-	}
-	out := topicListJSON{Topics: make([]topicJSON, 0, len(topics))}
-	for _, t := range topics {
-		if sees(r, t.Name) { // a page may so hold fewer than limit; next_page_token still goes on
-			out.Topics = append(out.Topics, encodeTopic(t))
-		}
 	}
 	if next != "" {
 		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(next))
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// listScanMax bounds the topics one listing looks at for those its caller may see: past
+// it the page holds fewer than limit, and next_page_token goes on from the last looked at.
+const listScanMax = 10 * listLimitMax
+
+// visibleTopics fills a page with up to limit topics after after that r's caller may see,
+// reading the replica's pages until the page is full, the topics end or listScanMax were
+// looked at; next is the last topic looked at, or "" when none is left.
+func (s *Server) visibleTopics(r *http.Request, limit int, after string) (topicListJSON, string, error) {
+	out := topicListJSON{Topics: []topicJSON{}}
+	for scanned := 0; len(out.Topics) < limit && scanned < listScanMax; {
+		topics, more, err := s.b.ListTopics(r.Context(), limit, after)
+		if err != nil {
+			return out, "", err
+		}
+		for i, t := range topics {
+			if len(out.Topics) == limit {
+				return out, after, nil
+			}
+			after, scanned = t.Name, scanned+1
+			if sees(r, t.Name) {
+				out.Topics = append(out.Topics, encodeTopic(t))
+			}
+			if i == len(topics)-1 && more == "" {
+				return out, "", nil
+			}
+		}
+		if more == "" {
+			return out, "", nil
+		}
+	}
+	return out, after, nil
 }
 
 // getTopic serves GET /v1/topics/{topic}: the Topic with its partition_stats.
