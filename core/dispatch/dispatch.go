@@ -13,7 +13,6 @@ const (
 	DefaultWindowMax          = 65_536 // defaultProduceDispatchBatchSize
 	DefaultTargetPerPartition = 64     // produceDispatchTargetPerPartition
 	DefaultLookaheadWindows   = 16     // produceDispatchLookaheadWindows
-	DefaultRerouteAfterPasses = 3      // produceDispatchRerouteAfterPasses
 	DefaultFanoutMax          = 16     // defaultProduceDispatchCommitFanout
 	DefaultCommitBytesMax     = 8 << 20
 	DefaultFailureBackoffNs   = 1_000_000_000  // 1 s
@@ -30,9 +29,6 @@ type Config struct {
 	WindowMax          int
 	TargetPerPartition int
 	LookaheadWindows   int
-	// RerouteAfterPasses: a partition whose commits failed this many times in a row has
-	// its records rerouted to a live sibling partition (at once when its owner is dead).
-	RerouteAfterPasses int
 	FanoutMax          int   // commits in flight at once
 	CommitBytesMax     int   // payload bytes of one commit (at least one record)
 	FailureBackoffNs   int64 // a partition whose commit failed waits this long
@@ -61,7 +57,6 @@ func (c Config) withDefaults() Config {
 	def(&c.WindowMax, DefaultWindowMax)
 	def(&c.TargetPerPartition, DefaultTargetPerPartition)
 	def(&c.LookaheadWindows, DefaultLookaheadWindows)
-	def(&c.RerouteAfterPasses, DefaultRerouteAfterPasses)
 	def(&c.FanoutMax, DefaultFanoutMax)
 	def(&c.CommitBytesMax, DefaultCommitBytesMax)
 	def(&c.BacklogBytesMax, DefaultBacklogBytesMax)

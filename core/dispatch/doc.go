@@ -80,12 +80,16 @@
 //
 // # Rerouting
 //
-// A partition whose last RerouteAfterPasses (3) commits failed, or whose owner membership
-// already says is dead, has its waiting records moved to a live sibling: the next
+// A partition whose owner membership says is dead has its waiting records moved, at once,
+// to a live sibling: the next
 // partition of the same topic incarnation whose owner is alive and is another member (the
 // seed's availability trade; ordering was never promised). Records whose commit is in
 // flight are never moved: the commit's answer or its timeout comes first, so no record is
 // ever in two commits at once. A rerouted record keeps its seq; only its partition
 // changes, and a crash replays it to its original partition (rerouted again if needed).
-// With no live sibling the records wait for their own partition.
+// With no live sibling the records wait for their own partition. Failed commits alone
+// never reroute: while membership calls the owner alive (a cut between the two, a slow
+// disk, a restart within the dead-after bound) the records wait for it, with the
+// failure backoff between passes (the seed: "3 passes and membership agrees the owner is
+// dead"; a dead owner is known only after DeadAfterNs of silence, more than 3 passes).
 package dispatch

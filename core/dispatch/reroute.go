@@ -7,8 +7,10 @@ import (
 
 // rerouteStuck moves the records of every partition that cannot take them to a live
 // sibling partition of the same topic incarnation: the seed's availability trade. A
-// partition is stuck when its last RerouteAfterPasses commits failed, or at once when
-// membership says its owner is dead. Only records waiting are moved: a commit in flight
+// partition is stuck when membership says its owner is dead, at once; failed commits
+// alone never make it so (an owner that is alive gets its records once it can take them:
+// a cut, a slow disk or a restart must not scatter a partition's records over its
+// siblings). Only records waiting are moved: a commit in flight
 // is never rerouted (its answer, or its timeout, decides first), so no record is ever in
 // two commits at once.
 func (d *Dispatcher) rerouteStuck(nowNs int64) {
@@ -34,9 +36,6 @@ func (d *Dispatcher) stuck(b *bucket) bool {
 	}
 	if movable == 0 || b.discard {
 		return false
-	}
-	if b.failures >= d.cfg.RerouteAfterPasses {
-		return true
 	}
 	_, dead := d.cat.Owner(b.key.Incarnation, b.key.Partition)
 	return dead

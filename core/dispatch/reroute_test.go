@@ -46,14 +46,15 @@ func TestDeadOwnerReroutesAtOnce(t *testing.T) {
 	}
 }
 
-// An owner that membership still calls alive gets RerouteAfterPasses failed commits
-// before its partition's records go to a sibling.
-func TestRerouteAfterThreeFailedPasses(t *testing.T) {
-	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true}
+// Failed commits to an owner that membership still calls alive never reroute: its
+// partition's records wait for it, pass after pass; once membership says it is dead they
+// go to a sibling at once (issue 13, point 8).
+func TestFailedCommitsToALiveOwnerNeverReroute(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 3, caughtUp: true, dead: map[uint64]bool{}}
 	d := New(Config{LingerNs: -1}, cat, 1)
 	d.Add(0, rec(1, "t", 1, 0))
 	now := int64(0)
-	for pass := 1; pass <= DefaultRerouteAfterPasses; pass++ {
+	for pass := 1; pass <= 6; pass++ {
 		d.Pump(now)
 		got := commitsByPartition(t, d.Ready())
 		c, ok := got[0]
@@ -63,10 +64,11 @@ func TestRerouteAfterThreeFailedPasses(t *testing.T) {
 		d.CommitDone(now, c.ID, errors.New("owner unreachable"))
 		now += DefaultFailureBackoffNs
 	}
+	cat.dead[1] = true // partition 0's owner
 	d.Pump(now)
 	got := commitsByPartition(t, d.Ready())
 	if c, ok := got[1]; len(got) != 1 || !ok || c.Records[0].Seq != 1 {
-		t.Fatalf("after %d failed passes seq 1 should go to partition 1: %+v", DefaultRerouteAfterPasses, got)
+		t.Fatalf("owner dead: seq 1 should go to partition 1: %+v", got)
 	}
 }
 

@@ -82,7 +82,7 @@
 // waits for the commit timeout, and the true bound is the chain of waits HealLivenessNs
 // lists (heal.go): a restart's recovery, connections up (1 s), a raft election (about 2
 // s), a discard-confirming barrier lost before the heal (the metastore's 10 s request
-// timeout), the dispatcher's backoffs and reroute after three failed passes, its linger
+// timeout), the dispatcher's backoffs (to an owner alive: failed commits never reroute), its linger
 // and a partition commit; 15 s. A record leased to a consume whose
 // answer was lost is consumable all the same: it waits for its lease's visibility
 // timeout to be delivered again (invariant 9's business).

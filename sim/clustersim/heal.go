@@ -21,8 +21,9 @@ import (
 //   - a remote commit lost before the heal fails when its connection restarts (the heal
 //     restarts every link, as the real transport reports a connection's end: PeerReset),
 //     and one whose send fails before a connection is up fails at once (SendFailed):
-//     the dispatcher backs off 1 s (FailureBackoffNs) before each retry, and reroutes
-//     after three failed passes, so about 3 s;
+//     the dispatcher backs off 1 s (FailureBackoffNs) before each retry, to the same
+//     owner while membership calls it alive (failed commits never reroute), so about 1 s
+//     once the owner is up and its connection is;
 //   - a bucket an owner answered "wrong incarnation" (a replica that lagged) waits for a
 //     leader-confirmed barrier before it commits or discards; a barrier lost before the
 //     heal is answered only by the metastore's request timeout (RequestTimeoutTicks, 100
