@@ -17,7 +17,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_statshw:node:20:linearizability narad_mut_nocarnation:cluster:50:invariant-8 \
 	narad_mut_acksnotdurable:node:20:invariant-9 narad_mut_redispatchall:cluster:100:invariant-10 \
 	narad_mut_foreignconsume:cluster-nousers:108502-108502:invariant-9 \
-	narad_mut_ownernocheck:cluster:50:access narad_mut_cachestale:cluster:50:access
+	narad_mut_ownernocheck:cluster:50:access narad_mut_cachestale:cluster:50:access \
+	narad_mut_reroutealive:cluster:20:dispatch
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

@@ -57,6 +57,7 @@
 //	nocarnation        dispatch,  the incarnation check removed at commit           cluster  invariant 8
 //	                   node
 //	redispatchall      dispatch   recovery ignores the durable skip-set             cluster  invariant 10
+//	reroutealive       dispatch   3 failed commits reroute though the owner lives   cluster  dispatch
 //	sendfailsilent     node       a failed send not reported to the dispatcher      cluster  invariant 11
 //	foreignconsume     node       a routed consume delivers another incarnation's   cluster- invariant 9
 //	                              records (seed 108502 only: seeds 1-1000 never     nousers

@@ -37,6 +37,9 @@ func (d *Dispatcher) stuck(b *bucket) bool {
 	if movable == 0 || b.discard {
 		return false
 	}
+	if mutRerouteAlive && b.failures >= 3 {
+		return true
+	}
 	_, dead := d.cat.Owner(b.key.Incarnation, b.key.Partition)
 	return dead
 }

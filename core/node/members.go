@@ -61,3 +61,7 @@ func (n *Node) PeerAddrs() map[uint64]string {
 // MetastoreDigest hashes the state of the local metastore replica (meta.StateDigest):
 // replicas at the same applied index must agree on it (invariant 6).
 func (n *Node) MetastoreDigest() uint64 { return n.meta.StateDigest() }
+
+// MemberDead reports whether this node's replica marks member id dead (the controller's
+// liveness, which the dispatcher reroutes by).
+func (n *Node) MemberDead(id uint64) bool { return n.meta.MemberDead(id) }

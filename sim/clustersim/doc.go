@@ -41,7 +41,8 @@
 //     replica at the same applied index has the same term there and the same state;
 //   - the dispatcher's "nothing recommitted meanwhile": within one process, no message is
 //     sent in a remote commit while an earlier commit holding it is unanswered and not
-//     timed out (commits.go);
+//     timed out (commits.go); and a reroute moves records off a partition only when the
+//     rerouting node's replica marks its owner dead (model.go, onReroute);
 //   - invariant 2 after healing (faults off, every node up, links restored): every
 //     message answered 202 is delivered within HealBoundNs of simulated time;
 //   - linearizability (linearize.go): porcupine over invariants.PartitionHistory: reads

@@ -3,6 +3,7 @@ package clustersim
 import (
 	"bytes"
 	"fmt"
+	"github.com/narad/narad/core/dispatch"
 	"hash/fnv"
 
 	"github.com/narad/narad/core/node"
@@ -74,6 +75,17 @@ func (u *run) movedTo(topicID uint64, from, to uint32, sinceNs int64) bool {
 		}
 	}
 	return false
+}
+
+// onReroute notes a reroute by node mb's dispatcher, which may move records off a
+// partition only when mb's replica marks its owner dead (issue 13, point 8: failed
+// commits to an owner alive never reroute).
+func (u *run) onReroute(mb *member, k dispatch.Key, to uint32) {
+	if owner, ok := mb.n.PartitionOwner(k.Incarnation, k.Partition); ok && !mb.n.MemberDead(owner) {
+		u.violate(fmt.Errorf("dispatch: node %d rerouted records of partition %d of incarnation %d to %d while its replica called their owner %d alive", mb.id, k.Partition, k.Incarnation, to, owner))
+	}
+	u.stats.RerouteChecks++
+	u.onMove(k.Incarnation, k.Partition, to, false)
 }
 
 func (u *run) onMove(topicID uint64, from, to uint32, walk bool) {

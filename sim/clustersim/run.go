@@ -83,6 +83,7 @@ type Stats struct {
 	UserOps, UserChanges                                         uint64
 	AuthUnauthorized, AuthThrottled, AuthForbidden, AuthNotReady uint64
 	GateChecks, OwnerChecks, OwnerForbidden                      uint64
+	RerouteChecks                                                uint64 // reroutes held to a dead owner (model.go)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64
 	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
@@ -289,7 +290,7 @@ func (u *run) start(i int) {
 		Meta: meta.Config{ID: mb.id, Voters: u.ids[:u.o.Nodes], DeadAfterNs: u.o.DeadAfterNs,
 			OnApply: func(index, term uint64) { u.onApply(mb, index, term) }},
 		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
-			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onMove(k.Incarnation, k.Partition, to, false) },
+			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
 		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),

@@ -48,7 +48,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"invariant-4 (replays)": s.ReplayChecks, "watermarks": s.WatermarkReads,
 		"dispatch (commits)": s.CommitChecks, "linearizability": s.LinOps, "invariant-6 (leaders)": s.Leaders,
 		"invariant-10 (duplicates)": s.Duplicates,
-		"access (entry)":            s.GateChecks, "access (owner)": s.OwnerChecks,
+		"access (entry)":            s.GateChecks, "access (owner)": s.OwnerChecks, "dispatch (reroutes)": s.RerouteChecks,
 	}
 }
 
