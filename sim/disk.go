@@ -139,48 +139,48 @@ type DiskConfig struct {
 	CrashGarbageProb float64 // within a torn page, per 512-byte sector: garbage with this probability; otherwise new or old with equal chance
 
 	// The faults of issue 11 (see disk_faults.go).
-	EIOProb       [disk.KindSyncDir + 1]float64 // indexed by disk.Kind: a Create, WriteAt, Truncate, Rename, Remove or SyncDir fails with disk.ErrIO and changes nothing (other kinds ignored)
-	FillProb      float64                       // a WriteAt that grows a file fills the device: it and every later growth fail with disk.ErrNoSpace until a Remove or shrinking Truncate frees space
-	FullKillsMax  int                           // a device still full at this many Kills of its process is freed by the operator (0: it stays full until the process frees space)
-	MisdirectProb float64                       // a WriteAt reports success, the cache holds its bytes, but on the device its range keeps the old bytes and the data lands on dirty bytes of some file (or on free space)
-	RotProb       float64                       // after a successful Sync, one bit of the file's clean durable bytes flips (bit rot at rest; the cache keeps the good copy)
-	ProcessProb   float64                       // Kill: the crash is a process crash (page cache kept) with this probability, else a machine crash
-	LandProb      float64                       // Land: a write in flight at a crash reaches the cache with this probability
+	EIOProb       [disk.KindCount]float64 // indexed by disk.Kind: a Create, WriteAt, Truncate, Rename, Remove or SyncDir fails with disk.ErrIO and changes nothing (other kinds ignored)
+	FillProb      float64                 // a WriteAt that grows a file fills the device: it and every later growth fail with disk.ErrNoSpace until a Remove or shrinking Truncate frees space
+	FullKillsMax  int                     // a device still full at this many Kills of its process is freed by the operator (0: it stays full until the process frees space)
+	MisdirectProb float64                 // a WriteAt reports success, the cache holds its bytes, but on the device its range keeps the old bytes and the data lands on dirty bytes of some file (or on free space)
+	RotProb       float64                 // after a successful Sync, one bit of the file's clean durable bytes flips (bit rot at rest; the cache keeps the good copy)
+	ProcessProb   float64                 // Kill: the crash is a process crash (page cache kept) with this probability, else a machine crash
+	LandProb      float64                 // Land: a write in flight at a crash reaches the cache with this probability
 }
 
 // DiskStats counts what a Disk did and which faults it injected.
 type DiskStats struct {
-	Ops             [disk.KindSyncDir + 1]uint64 // calls by kind, indexed by disk.Kind, failed calls included
-	BytesWritten    uint64                       // bytes of successful (possibly silently corrupted) WriteAts
-	BytesRead       uint64                       // bytes returned by successful ReadAts
-	NoSpaceFull     uint64                       // WriteAt/Truncate refused because of CapacityBytes
-	NoSpaceInjected uint64                       // WriteAt failed by NoSpaceProb
-	WritesCorrupted uint64                       // WriteAt stored with a bit flipped
-	WritesLost      uint64                       // WriteAt that stored nothing
-	ReadErrors      uint64                       // ReadAt failed by ReadErrorProb
-	ReadsCorrupted  uint64                       // ReadAt returned a flipped bit
-	SyncsFailed     uint64                       // Sync failed by SyncFailProb
-	SyncPagesLost   uint64                       // dirty pages that failed syncs did not make durable
-	Crashes         uint64                       // calls of Crash
-	DirOpsKept      uint64                       // unsynced journal entries a crash made durable
-	DirOpsLost      uint64                       // unsynced journal entries a crash discarded
-	SizesKept       uint64                       // pending size changes a crash applied
-	SizesLost       uint64                       // pending size changes a crash discarded
-	PagesKept       uint64                       // dirty pages a crash kept
-	PagesDropped    uint64                       // dirty pages a crash dropped
-	PagesTorn       uint64                       // dirty pages a crash tore
-	SectorsGarbage  uint64                       // sectors of torn pages filled with garbage
+	Ops             [disk.KindCount]uint64 // calls by kind, indexed by disk.Kind, failed calls included
+	BytesWritten    uint64                 // bytes of successful (possibly silently corrupted) WriteAts
+	BytesRead       uint64                 // bytes returned by successful ReadAts
+	NoSpaceFull     uint64                 // WriteAt/Truncate refused because of CapacityBytes
+	NoSpaceInjected uint64                 // WriteAt failed by NoSpaceProb
+	WritesCorrupted uint64                 // WriteAt stored with a bit flipped
+	WritesLost      uint64                 // WriteAt that stored nothing
+	ReadErrors      uint64                 // ReadAt failed by ReadErrorProb
+	ReadsCorrupted  uint64                 // ReadAt returned a flipped bit
+	SyncsFailed     uint64                 // Sync failed by SyncFailProb
+	SyncPagesLost   uint64                 // dirty pages that failed syncs did not make durable
+	Crashes         uint64                 // calls of Crash
+	DirOpsKept      uint64                 // unsynced journal entries a crash made durable
+	DirOpsLost      uint64                 // unsynced journal entries a crash discarded
+	SizesKept       uint64                 // pending size changes a crash applied
+	SizesLost       uint64                 // pending size changes a crash discarded
+	PagesKept       uint64                 // dirty pages a crash kept
+	PagesDropped    uint64                 // dirty pages a crash dropped
+	PagesTorn       uint64                 // dirty pages a crash tore
+	SectorsGarbage  uint64                 // sectors of torn pages filled with garbage
 
-	DeviceReads     uint64                       // ReadDevice calls (also counted in Ops[disk.KindReadAt])
-	EIOs            [disk.KindSyncDir + 1]uint64 // ops failed by EIOProb, by kind
-	Fills           uint64                       // times FillProb filled the device
-	FillsFreed      uint64                       // full devices the operator freed after FullKillsMax Kills
-	WritesMisdirect uint64                       // WriteAt whose bytes went elsewhere on the device
-	MisdirectLanded uint64                       // misdirected writes that landed on another file's (or the same file's) dirty bytes
-	Rots            uint64                       // bits flipped at rest by RotProb
-	ProcessCrashes  uint64                       // Kill chose a process crash
-	InFlightLanded  uint64                       // writes in flight at a crash that reached the cache
-	InFlightDropped uint64                       // writes in flight at a crash that did not
+	DeviceReads     uint64                 // ReadDevice calls (also counted in Ops[disk.KindReadAt])
+	EIOs            [disk.KindCount]uint64 // ops failed by EIOProb, by kind
+	Fills           uint64                 // times FillProb filled the device
+	FillsFreed      uint64                 // full devices the operator freed after FullKillsMax Kills
+	WritesMisdirect uint64                 // WriteAt whose bytes went elsewhere on the device
+	MisdirectLanded uint64                 // misdirected writes that landed on another file's (or the same file's) dirty bytes
+	Rots            uint64                 // bits flipped at rest by RotProb
+	ProcessCrashes  uint64                 // Kill chose a process crash
+	InFlightLanded  uint64                 // writes in flight at a crash that reached the cache
+	InFlightDropped uint64                 // writes in flight at a crash that did not
 }
 
 // Geometry and limits of the simulated device.
@@ -582,6 +582,65 @@ func (d *Disk) lookup(op, name string) (*inode, error) {
 		}
 	}
 	return nil, fmt.Errorf("sim: %s %q: %w", op, name, disk.ErrNotExist)
+}
+
+// ListDirs returns the sorted names of the directories directly in dirName: a directory
+// exists while it holds an entry, visible, durable or pending (the simulator has no
+// empty directories: one is gone once its removals are durable).
+func (d *Disk) ListDirs(dirName string) ([]string, error) {
+	d.stats.Ops[disk.KindListDirs]++
+	dn, err := checkDir(dirName)
+	if err != nil {
+		return nil, fmt.Errorf("sim: listdirs %q: %w", dirName, err)
+	}
+	seen := map[string]bool{}
+	for key := range d.dirs { //narad:unordered (sorted below)
+		if child, ok := childOf(dn, key); ok {
+			seen[child] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// RemoveDir removes directory dirName, which must hold no file and no directory. Its
+// durable entries (removals not yet synced) keep it on the device: it goes when they do.
+func (d *Disk) RemoveDir(dirName string) error {
+	d.stats.Ops[disk.KindRemoveDir]++
+	dn, err := checkDir(dirName)
+	if err != nil || dn == "." {
+		return fmt.Errorf("sim: removedir %q: %w", dirName, ErrInvalid)
+	}
+	sub, _ := d.ListDirs(dn)
+	d.stats.Ops[disk.KindListDirs]--
+	dr := d.dirs[dn]
+	switch {
+	case dr == nil && len(sub) == 0:
+		return fmt.Errorf("sim: removedir %q: %w", dirName, disk.ErrNotExist)
+	case len(sub) > 0 || dr != nil && len(dr.cur) > 0:
+		return fmt.Errorf("sim: removedir %q: %w", dirName, disk.ErrNotEmpty)
+	}
+	if err := d.eio(disk.KindRemoveDir, dn); err != nil {
+		return err
+	}
+	if len(dr.durable) == 0 {
+		delete(d.dirs, dn)
+	}
+	return nil
+}
+
+// childOf is the first element of key below directory dn, if key is below it.
+func childOf(dn, key string) (string, bool) {
+	rest := key
+	if dn != "." {
+		var ok bool
+		if rest, ok = strings.CutPrefix(key, dn+"/"); !ok {
+			return "", false
+		}
+	} else if key == "." {
+		return "", false
+	}
+	child, _, _ := strings.Cut(rest, "/")
+	return child, true
 }
 
 // dir returns directory dn, creating it if missing.

@@ -213,15 +213,16 @@ func (d *Disk) Land(ops []disk.Op) int {
 }
 
 // DrawEIO draws EIOProb for a simulator's options: for WriteAt one of probs, uniformly,
-// and for each of Create, Truncate, Rename, Remove and SyncDir one of probs times
+// and for each of Create, Truncate, Rename, Remove (RemoveDir too) and SyncDir one of probs times
 // eioRareFactor (capped at eioRareMax): those ops are a hundred times rarer than writes,
 // and at a write's rate their EIO would almost never fire.
-func DrawEIO(r *rng.Rand, probs ...float64) [disk.KindSyncDir + 1]float64 {
-	var out [disk.KindSyncDir + 1]float64
+func DrawEIO(r *rng.Rand, probs ...float64) [disk.KindCount]float64 {
+	var out [disk.KindCount]float64
 	out[disk.KindWriteAt] = probs[r.Intn(len(probs))]
 	for _, k := range []disk.Kind{disk.KindCreate, disk.KindTruncate, disk.KindRename, disk.KindRemove, disk.KindSyncDir} {
 		out[k] = min(eioRareMax, probs[r.Intn(len(probs))]*eioRareFactor)
 	}
+	out[disk.KindRemoveDir] = out[disk.KindRemove] // no draw of its own: the options drawn after stay as they were
 	return out
 }
 

@@ -526,3 +526,45 @@ func TestReadFaultNeverUndoesWriteCorruption(t *testing.T) {
 		}
 	}
 }
+
+// ListDirs sees the directories that hold an entry; RemoveDir takes an empty one, refuses
+// one with a file, and a directory whose removals are durable is gone by itself.
+func TestListDirsAndRemoveDir(t *testing.T) {
+	d := NewDisk(rng.New(1), DiskConfig{})
+	for _, p := range []string{"parts/a-0/seg", "parts/b-0/seg", "parts/x/y/seg", "parts/file"} {
+		if err := d.Create(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.ListDirs("parts")
+	if err != nil || !slices.Equal(got, []string{"a-0", "b-0", "x"}) {
+		t.Fatalf("ListDirs: %v %v", got, err)
+	}
+	if err := d.RemoveDir("parts/a-0"); !errors.Is(err, disk.ErrNotEmpty) {
+		t.Fatalf("RemoveDir of a directory with a file: %v", err)
+	}
+	if err := d.RemoveDir("parts/x"); !errors.Is(err, disk.ErrNotEmpty) {
+		t.Fatalf("RemoveDir of a directory with a directory: %v", err)
+	}
+	if err := d.Remove("parts/a-0/seg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RemoveDir("parts/a-0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.ListDirs("parts"); !slices.Equal(got, []string{"b-0", "x"}) {
+		t.Fatalf("after RemoveDir: %v", got)
+	}
+	if err := d.RemoveDir("parts/a-0"); !errors.Is(err, disk.ErrNotExist) {
+		t.Fatalf("RemoveDir of a missing directory: %v", err)
+	}
+	if err := d.Remove("parts/b-0/seg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncDir("parts/b-0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.ListDirs("parts"); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("an emptied, synced directory is still listed: %v", got)
+	}
+}

@@ -51,9 +51,19 @@ const (
 	// KindSyncDir makes the directory entries of directory Name durable (fsync of the
 	// directory): creates, renames and removes done before it was issued survive a crash.
 	KindSyncDir
+	// KindListDirs returns the names of the directories directly in directory Name, sorted
+	// (in Result.Names). A missing directory lists as empty.
+	KindListDirs
+	// KindRemoveDir removes the empty directory Name. Durable after a KindSyncDir of its
+	// parent. A missing directory returns ErrNotExist; one that holds a file, ErrNotEmpty.
+	KindRemoveDir
 )
 
-var kindNames = [...]string{"", "create", "write", "read", "sync", "truncate", "rename", "remove", "list", "syncdir"}
+// KindCount sizes arrays indexed by Kind.
+const KindCount = KindRemoveDir + 1
+
+var kindNames = [...]string{"", "create", "write", "read", "sync", "truncate", "rename", "remove", "list", "syncdir",
+	"listdirs", "removedir"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
@@ -68,6 +78,7 @@ var (
 	ErrIO       = errors.New("disk: i/o error")
 	ErrNoSpace  = errors.New("disk: no space left on device")
 	ErrNotExist = errors.New("disk: file does not exist")
+	ErrNotEmpty = errors.New("disk: directory not empty")
 )
 
 // Op is a disk action: the core asks a shell to perform it. Names are slash-separated
@@ -110,8 +121,8 @@ type Result struct {
 	ID    uint64
 	Kind  Kind
 	Data  []byte   // KindReadAt: the bytes read
-	Names []string // KindList: sorted file names
-	Err   error    // nil, or an error matching ErrIO, ErrNoSpace or ErrNotExist
+	Names []string // KindList: sorted file names; KindListDirs: sorted directory names
+	Err   error    // nil, or an error matching ErrIO, ErrNoSpace, ErrNotExist or ErrNotEmpty
 }
 
 // FS is a file system that executes one op synchronously. Both the real shell (io/disk)
@@ -128,6 +139,8 @@ type FS interface {
 	Remove(name string) error
 	List(dir string) ([]string, error)
 	SyncDir(dir string) error
+	ListDirs(dir string) ([]string, error)
+	RemoveDir(dir string) error
 }
 
 // Apply performs op on fs and returns its Result.
@@ -156,6 +169,10 @@ func Apply(fs FS, op Op) Result {
 		r.Names, r.Err = fs.List(op.Name)
 	case KindSyncDir:
 		r.Err = fs.SyncDir(op.Name)
+	case KindListDirs:
+		r.Names, r.Err = fs.ListDirs(op.Name)
+	case KindRemoveDir:
+		r.Err = fs.RemoveDir(op.Name)
 	default:
 		panic(fmt.Sprintf("disk: unknown op kind %d", op.Kind))
 	}

@@ -353,6 +353,17 @@ func (d *Dir) Remove(name string) error {
 // sorted. Subdirectories, symlinks and other entries are left out. A missing directory
 // lists as empty.
 func (d *Dir) List(dir string) ([]string, error) {
+	return d.listWhere(dir, func(e fs.DirEntry) bool { return e.Type().IsRegular() })
+}
+
+// ListDirs returns the names of the directories in directory dir ("" or "." is the
+// root), sorted. A missing directory lists as empty.
+func (d *Dir) ListDirs(dir string) ([]string, error) {
+	return d.listWhere(dir, fs.DirEntry.IsDir)
+}
+
+// listWhere returns the sorted names of the entries of directory dir that keep holds.
+func (d *Dir) listWhere(dir string, keep func(fs.DirEntry) bool) ([]string, error) {
 	key, err := cleanName(dir, true)
 	if err != nil {
 		return nil, err
@@ -369,11 +380,31 @@ func (d *Dir) List(dir string) ([]string, error) {
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
-		if e.Type().IsRegular() {
+		if keep(e) {
 			names = append(names, e.Name())
 		}
 	}
 	return names, nil
+}
+
+// RemoveDir removes the empty directory dir (not the root). Durable once its parent is
+// synced (SyncDir). A missing directory is ErrNotExist, one with entries ErrNotEmpty.
+func (d *Dir) RemoveDir(dir string) error {
+	key, err := cleanName(dir, false)
+	if err != nil {
+		return err
+	}
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	err = syscall.Rmdir(d.full(key))
+	switch {
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		return fmt.Errorf("%w: %s", coredisk.ErrNotEmpty, dir)
+	case errors.Is(err, syscall.ENOENT):
+		return fmt.Errorf("%w: %s", coredisk.ErrNotExist, dir)
+	}
+	return mapErr(err)
 }
 
 // SyncDir fsyncs directory dir ("" or "." is the root), making the creates, renames and

@@ -648,3 +648,30 @@ func BenchmarkWriteSync(b *testing.B) {
 		})
 	}
 }
+
+// ListDirs lists directories only; RemoveDir removes an empty one, refuses one with a
+// file (ErrNotEmpty) and reports a missing one (ErrNotExist).
+func TestListDirsAndRemoveDir(t *testing.T) {
+	d := openDir(t)
+	must(t, d.Create("parts/a-0/seg"))
+	must(t, d.Create("parts/b-0/seg"))
+	must(t, d.Create("parts/file"))
+	got, err := d.ListDirs("parts")
+	must(t, err)
+	if !slices.Equal(got, []string{"a-0", "b-0"}) {
+		t.Fatalf("ListDirs: %v", got)
+	}
+	if got, err := d.ListDirs("missing"); err != nil || len(got) != 0 {
+		t.Fatalf("ListDirs of a missing directory: %v %v", got, err)
+	}
+	wantIs(t, d.RemoveDir("parts/a-0"), coredisk.ErrNotEmpty)
+	must(t, d.Remove("parts/a-0/seg"))
+	must(t, d.RemoveDir("parts/a-0"))
+	must(t, d.SyncDir("parts"))
+	wantIs(t, d.RemoveDir("parts/a-0"), coredisk.ErrNotExist)
+	if _, err := os.Stat(filepath.Join(d.Root(), "parts/a-0")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the directory is still there: %v", err)
+	}
+	wantIs(t, d.RemoveDir("../x"), coredisk.ErrIO)
+	wantIs(t, d.RemoveDir(""), coredisk.ErrIO)
+}

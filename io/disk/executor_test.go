@@ -47,6 +47,10 @@ func (s *stubFS) Rename(from, _ string) error         { return s.op(from) }
 func (s *stubFS) Remove(name string) error            { return s.op(name) }
 func (s *stubFS) List(dir string) ([]string, error)   { return []string{dir}, s.op(dir) }
 func (s *stubFS) SyncDir(dir string) error            { return s.op(dir) }
+func (s *stubFS) ListDirs(dir string) ([]string, error) {
+	return []string{dir}, s.op(dir)
+}
+func (s *stubFS) RemoveDir(dir string) error { return s.op(dir) }
 
 // collector records delivered results by ID.
 type collector struct {
