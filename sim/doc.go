@@ -59,13 +59,16 @@
 //	redispatchall      dispatch   recovery ignores the durable skip-set             cluster  invariant 10
 //	reroutealive       dispatch   3 failed commits reroute though the owner lives   cluster  dispatch
 //	sendfailsilent     node       a failed send not reported to the dispatcher      cluster  invariant 11
-//	foreignconsume     node       a routed consume delivers another incarnation's   cluster- invariant 9
-//	                              records (seed 108502 only: seeds 1-1000 never     nousers
-//	                              make that lag, see below)
+//	foreignconsume     node       a routed consume delivers another incarnation's   unit     (test)
+//	                              records (no seed in the sweeps makes that lag,
+//	                              see below)
 //	ownernocheck       node       a partition's owner serves a routed consume or    cluster  access
 //	                              ack without checking the user's grant
 //	cachestale         io/auth    a cached credential survives its user's new       cluster  access
 //	                              password (or the user's delete)
+//	readyearly         node       /readyz trusts the replica's own commit index     cluster  readiness
+//	reclaimlive        node       the reclaimer removes any partition directory     cluster  reclaim
+//	                              not open (a live topic's not yet reopened)
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
@@ -73,12 +76,13 @@
 // failed sync lost and fails the WAL before anything is answered, so no invariant breaks
 // in wal seeds 1-200: the second defense hides the first bug.
 //
-// foreignconsume is caught at cluster seed 108502 alone: it needs a spread consume during
-// the churn topic's delete and create, entered on a node whose replica lags the owner's,
-// and seeds 1-1000 never draw that. Its mutation check runs that seed (Makefile seeds
-// 108502-108502) as it was drawn before the simulator had users (narad-sim -sim
-// cluster-nousers); the unit test TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation
-// builds the lag on purpose.
+// foreignconsume needs a spread consume during the churn topic's delete and create,
+// entered on a node whose replica lags the owner's. Cluster seed 108502 drew that until
+// the simulator's traces changed with the catch-up barrier and the reclaimer (issue 13);
+// no seed of 1-2000 draws it. Its check is the unit test
+// TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation, which builds the lag on purpose
+// (Makefile MUTATION_TESTS: the test must fail with the tag); 108502 stays a regression
+// seed (narad-sim -sim cluster-nousers runs it as drawn before the simulator had users).
 //
 // ownernocheck and cachestale are caught by the cluster simulator's access checks
 // (clustersim/users.go): the first when an owner whose replica applied a revocation or a

@@ -208,6 +208,9 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 		return nil // applied already, uncommitted (the applyearly mutation)
 	}
 	res, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+	if aerr == nil && p.Cmd.Kind == DeleteTopic {
+		s.topicDeletes++
+	}
 	if p.Cmd.Kind == SetMemberAlive || p.Cmd.Kind == JoinMember {
 		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
 	}

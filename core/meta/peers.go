@@ -102,6 +102,7 @@ func (s *Store) snapshotInstalled(sn snapshot, rd *raft.Ready) {
 	assert(s.ms.ApplySnapshot(rd.Snapshot) == nil, "memory storage refused the leader's snapshot")
 	s.sm, s.confState = sn.m, sn.Conf
 	s.applied, s.appliedTerm, s.snapIndex = sn.Index, sn.Term, sn.Index
+	s.topicDeletes++ // the snapshot may have deleted any topic
 	if s.cfg.OnApply != nil {
 		s.cfg.OnApply(s.applied, s.appliedTerm)
 	}

@@ -208,6 +208,7 @@ type Store struct {
 	earlyApplied uint64 // the applyearly mutation only: the last index applied before its commit
 	appliedTerm  uint64
 	snapIndex    uint64
+	topicDeletes uint64 // TopicDeletes
 
 	nextSeq    uint64 // proposals
 	nextReadID uint64 // barriers
@@ -333,6 +334,17 @@ func (s *Store) CaughtUp() bool {
 	}
 	st := s.rn.BasicStatus()
 	return st.Lead != raft.None && s.applied >= st.GetCommit()
+}
+
+// TopicDeletes counts the topic deletes this replica applied (a snapshot installed counts
+// as one): a change tells that incarnations may have gone.
+func (s *Store) TopicDeletes() uint64 { return s.topicDeletes }
+
+// Deleted reports whether the incarnation id is gone for good on this replica: it was
+// created at or below the applied index (ids are creation indexes) and is not held.
+func (s *Store) Deleted(id uint64) bool {
+	_, held := s.sm.byID[id]
+	return id != 0 && id <= s.applied && !held
 }
 
 // Topic returns the topic called name on the local replica.

@@ -23,6 +23,7 @@ func (n *Node) collect(nowNs int64) {
 			moved = n.collectPartition(nowNs, pk) || moved
 		}
 		moved = n.collectDispatch(nowNs) || moved
+		moved = n.collectReclaim() || moved
 		moved = n.runInternal(nowNs) || moved
 		if !moved {
 			return
@@ -55,6 +56,8 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	}
 	for _, b := range rd.Barriers {
 		switch {
+		case b.Token == barrierOfStart:
+			n.onCatchUpBarrier(nowNs, b.Err)
 		case b.Token&barrierOfForward != 0:
 			n.onForwardBarrier(b.Token, b.Err)
 		case n.disp != nil:
@@ -71,6 +74,8 @@ func (n *Node) collectMeta(nowNs int64) bool {
 		n.nextHeartbeatNs = max(nowNs, 1) // the first heartbeat goes out at once (a Hello too)
 		n.maybeStart(nowNs)
 	}
+	n.catchUp(nowNs)
+	n.noteDeletes(nowNs)
 	if rd.Failed != nil {
 		n.fail(fmt.Errorf("%w: %v", ErrMetastoreFailed, rd.Failed))
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/reclaim"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 )
@@ -43,6 +44,7 @@ const (
 	compMeta
 	compPlog
 	compLease
+	compReclaim
 )
 
 type opRoute struct {
@@ -81,6 +83,12 @@ type Node struct {
 	consumes                map[uint64]*consumeOp
 	topicOps                map[uint64]uint64  // metastore token -> client token
 	rootRetryAtNs           int64              // bootstrapRoot's next try (users.go)
+	caughtUp, catchUpAsked  bool               // the catch-up barrier (catchup.go)
+	reclaim                 *reclaim.Reclaimer // deleted incarnations' files (reclaim.go)
+	seenDeletes             uint64             // the replica's topic deletes the reclaimer was asked for
+	reclaimStarted          bool
+	reclaimDeferred         bool               // a dead directory was left for ops in flight
+	catchUpRetryNs          int64              // when a failed catch-up barrier is asked again
 	readOps                 map[uint64]readRef // plog read token -> consume waiting for it
 	nextTk                  uint64
 	nextHeartbeatNs         int64
@@ -107,7 +115,7 @@ type Node struct {
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
 func New(cfg Config, rand *rng.Rand) *Node {
-	return &Node{
+	n := &Node{
 		cfg: cfg, rand: rand,
 		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
@@ -119,6 +127,8 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		peerNonce: map[uint64]uint64{}, peerRequests: map[[3]uint64]int64{},
 		commitLatency: newHistogram(),
 	}
+	n.reclaim = n.newReclaimer()
+	return n
 }
 
 // Ready is the node's output since the last call. Ops may all be carried out at once, in
@@ -211,10 +221,14 @@ func (n *Node) DiskDone(nowNs int64, res disk.Result) {
 		n.wal.DiskDone(nowNs, res)
 	case compMeta:
 		n.meta.DiskDone(nowNs, res)
+	case compReclaim:
+		n.reclaim.DiskDone(nowNs, res)
 	case compPlog, compLease:
 		p := n.parts[r.part]
 		if p == nil {
-			return // the partition was dropped (topic deleted): nothing waits on this op
+			n.onDroppedDone(nowNs) // the partition was dropped (topic deleted): nothing waits on this op
+			n.collect(nowNs)
+			return
 		}
 		if r.comp == compPlog {
 			p.log.DiskDone(nowNs, res)
@@ -241,6 +255,7 @@ func (n *Node) Tick(nowNs int64) {
 	}
 	n.expireConsumes(nowNs)
 	n.expireCalls(nowNs)
+	n.reclaim.Tick(nowNs)
 	n.collect(nowNs)
 }
 
@@ -256,6 +271,8 @@ func (n *Node) NextDeadline() (int64, bool) {
 	take(n.meta.NextDeadline())
 	take(n.heartbeatDeadline())
 	take(n.rootDeadline())
+	take(n.catchUpDeadline())
+	take(n.reclaim.NextDeadline())
 	if n.disp != nil {
 		take(n.disp.NextDeadline())
 	}

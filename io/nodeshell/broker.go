@@ -104,14 +104,15 @@ func (s *Shell) DeleteTopic(ctx context.Context, actor, name string) error {
 	return r.Err
 }
 
-// Ready is nil when the node serves requests, else the reason.
+// Ready is nil when the node serves requests and its metastore replica has caught up
+// with the leader since the start (API.md /readyz), else the reason.
 func (s *Shell) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return node.ErrShuttingDown
 	}
-	return s.node.IsReady()
+	return s.node.Readiness()
 }
 
 // CreateUser adds a user through the metastore; hash is the password's bcrypt hash.

@@ -30,7 +30,11 @@
 //     sim.Disk.Damage; the damaged frame fails its CRC); a settle or extend of a surely live
 //     lease is answered OK; a message at a second record needs a failed or timed-out
 //     commit holding it, a copy of its commit delivered to a restarted owner, or a crash
-//     of its accepting node within dispatch.RedispatchBoundNs (invariants.RedispatchExplains). Duplicates are counted by cause;
+//     of its accepting node within dispatch.RedispatchBoundNs widened by the clock steps
+//     made since the produce (invariants.RedispatchExplains), or a crash of its accepting
+//     process after it rerouted records of the message's partition (the skip-set names a
+//     home partition's done records only up to its first record not done, and a rerouted
+//     record stays not done until its new owner answers). Duplicates are counted by cause;
 //   - invariants 1 and 5 on the durable images (every 500 events, at each crash and at
 //     the end): every message answered 202 is in a CRC-valid partition log of its own
 //     topic incarnation on some node, or in some node's WAL at or above its durable
@@ -58,6 +62,16 @@
 //     has the grant on its replica; a partition's owner serves a routed consume or ack
 //     made for a user only if its own replica granted it when the request arrived, and
 //     refuses it (403) only if not; a produce refused at the gate is never delivered.
+//   - readiness (readiness.go): a process answers ready (/readyz) the first time only
+//     with its metastore replica at or past the highest index any replica had applied
+//     when it started;
+//   - reclaim (reclaim.go): a partition directory removed belongs to an incarnation no
+//     replica holds at or past the remover's applied index (never the main topic's), and
+//     after the heal no node keeps a directory of an incarnation its replica deleted
+//     (within ReclaimBoundNs).
+//
+// The crash schedule skips a crash while no up node follows an up metastore leader, so
+// that raft gets the time to elect one (a seed that never elects exercises nothing).
 //
 // Stats count each fault class that fired and the work each checker did (Faults,
 // Checkers); a test holds seeds 1-100 to every class and every checker.

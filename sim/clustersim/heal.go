@@ -79,6 +79,10 @@ func (u *run) heal() {
 		return
 	}
 	u.stats.HealNs = u.s.Now() - start
+	u.awaitReclaimed()
+	if u.err != nil {
+		return
+	}
 	u.checkImages()
 	u.checkLinearizable()
 }

@@ -56,8 +56,14 @@ const (
 	causeRetry      = "commit-retry"
 	causeStale      = "commit-copy-to-restarted-owner"
 	causeRedisp     = "redispatch"
-	causeAmbig      = "ambiguous-produce"
-	causeNoReason   = ""
+	// causeBehindReroute: the accepting process rerouted records of the message's home
+	// partition, then crashed. The skip-set names a home partition's done records only up
+	// to its first record not done, and a rerouted one stays not done until its new owner
+	// answers: the records after it, done or not, are committed again after the restart,
+	// however long before the crash they were (cluster seed 1673).
+	causeBehindReroute = "redispatch-behind-reroute"
+	causeAmbig         = "ambiguous-produce"
+	causeNoReason      = ""
 )
 
 // clockSlackNs is how far a node's clock may have run ahead of simulated time over
@@ -140,16 +146,32 @@ func (u *run) copyCause(id uint64) string {
 	// The re-dispatch bound (invariants.RedispatchExplains): the checkpoint flush interval
 	// plus the longest a commit's answer may take, the commit timeout, since a remote
 	// owner's answer can be lost.
+	// A clock stepped back delays the checkpoint's flush by as much (the WAL's deadlines
+	// wait a backward step out; cluster seed 1673): the steps made since the produce widen it.
 	bound := dispatch.RedispatchBoundNs(0, u.o.CommitTimeoutNs)
 	for _, c := range u.crashes[s.node] {
-		if c >= s.callNs && invariants.RedispatchExplains(first, u.s.Now(), []int64{c}, bound) {
+		if c >= s.callNs && invariants.RedispatchExplains(first, u.s.Now(), []int64{c}, bound+u.stepsBetween(s.callNs, c)) {
 			if s.endNs == c {
 				return causeAmbig // lost with its answer: the crash replayed its WAL
 			}
 			return causeRedisp
 		}
+		if c >= s.callNs && c < u.s.Now() && u.reroutedBefore(s.node, u.m.places[id][0], c) {
+			return causeBehindReroute
+		}
 	}
 	return causeNoReason
+}
+
+// reroutedBefore reports whether node i's process that crashed at crashNs rerouted
+// records off partition k's partition (of k's incarnation) before the crash.
+func (u *run) reroutedBefore(i int, k recKey, crashNs int64) bool {
+	for _, r := range u.reroutes[i] {
+		if r.atNs <= crashNs && r.topicID == k.topicID && r.part == k.part && !u.crashedBetween(i, r.atNs, crashNs-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // noteDelivery records a leased delivery of message id at record k and gives every

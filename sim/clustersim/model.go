@@ -85,7 +85,15 @@ func (u *run) onReroute(mb *member, k dispatch.Key, to uint32) {
 		u.violate(fmt.Errorf("dispatch: node %d rerouted records of partition %d of incarnation %d to %d while its replica called their owner %d alive", mb.id, k.Partition, k.Incarnation, to, owner))
 	}
 	u.stats.RerouteChecks++
+	u.reroutes[mb.id-1] = append(u.reroutes[mb.id-1], reroute{atNs: u.s.Now(), topicID: k.Incarnation, part: k.Partition})
 	u.onMove(k.Incarnation, k.Partition, to, false)
+}
+
+// reroute is a reroute a node's dispatcher made: records off a partition of an incarnation.
+type reroute struct {
+	atNs    int64
+	topicID uint64
+	part    uint32
 }
 
 func (u *run) onMove(topicID uint64, from, to uint32, walk bool) {

@@ -49,6 +49,8 @@ func (s Stats) Checkers() map[string]uint64 {
 		"dispatch (commits)": s.CommitChecks, "linearizability": s.LinOps, "invariant-6 (leaders)": s.Leaders,
 		"invariant-10 (duplicates)": s.Duplicates,
 		"access (entry)":            s.GateChecks, "access (owner)": s.OwnerChecks, "dispatch (reroutes)": s.RerouteChecks,
+		"readiness (behind)":     s.ReadyBehind,
+		"reclaim (dirs removed)": s.ReclaimChecks,
 	}
 }
 
