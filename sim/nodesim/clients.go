@@ -18,6 +18,7 @@ const (
 	reqGetTopic // looks a topic up during setup
 	reqReplay
 	reqStats // reads a topic's partition stats
+	reqDoom  // the doomed topic's requests (reclaim.go)
 )
 
 // request is a client request waiting for its response.
@@ -243,6 +244,9 @@ func (u *run) onResponse(resp node.Response) {
 	case reqAck:
 		u.onAcked(req, resp)
 		return // acks are fire-and-forget for the consumer's loop
+	case reqDoom:
+		u.onDoom(resp)
+		return
 	}
 	u.scheduleNext(req)
 }
@@ -306,6 +310,9 @@ func (u *run) loseRequests() {
 		delete(u.pending, tok)
 		if req.kind == reqProduce {
 			u.stats.Ambiguous += uint64(len(req.ids))
+		}
+		if req.kind == reqDoom {
+			u.onDoomLost()
 		}
 		if req.client >= 0 && req.kind != reqAck && !(u.healing && req.client < u.o.Producers) {
 			u.s.At(u.think()+u.o.RestartNs, event{kind: evClient, client: req.client})

@@ -63,6 +63,10 @@ func (u *run) heal() {
 		u.violate(err)
 		return
 	}
+	u.awaitReclaimed()
+	if u.err != nil {
+		return
+	}
 	u.finalChecks()
 }
 

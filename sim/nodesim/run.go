@@ -21,6 +21,7 @@ const (
 	evRestart
 	evSetup // retry creating the topics
 	evLater // a consumer's delayed ack, extend or nack
+	evDoom  // the doomed topic's next step (reclaim.go)
 )
 
 // AckFlushIntervalNs is the node's ack-flush interval here (core/lease): short, so that
@@ -74,6 +75,7 @@ type run struct {
 	crashDamage  map[string]uint64 // ack directory -> the disk's damage count of its files at the last crash
 	// crashInCommit: the chain's crash waits for the next partition-log write (incommit.go).
 	crashInCommit bool
+	doom          doomState // the doomed topic (reclaim.go)
 }
 
 type topicInfo struct {
@@ -93,6 +95,9 @@ func Run(o Options) Result {
 	}
 	if o.CrashGapNs[1] > 0 {
 		u.s.At(u.crashGap(), event{kind: evCrash})
+	}
+	if o.DoomAtNs > 0 {
+		u.s.At(o.DoomAtNs, event{kind: evDoom})
 	}
 	for u.steps = 0; u.steps < o.Steps && u.err == nil; u.steps++ {
 		e, ok := u.s.Next()
@@ -177,6 +182,8 @@ func (u *run) handle(e event) {
 		}
 	case evLater:
 		u.onLater(e)
+	case evDoom:
+		u.doomNext()
 	}
 }
 
@@ -227,6 +234,7 @@ func (u *run) crashWith(kill func() bool) {
 func (u *run) drain() {
 	rd := u.n.Ready()
 	for _, op := range rd.Ops {
+		u.checkRemoval(op)
 		u.s.At(u.s.Now()+u.latency(op), event{kind: evOpDone, epoch: u.epoch, op: op})
 	}
 	for _, resp := range rd.Responses {

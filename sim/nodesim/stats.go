@@ -27,6 +27,8 @@ type Stats struct {
 	RetentionChecked  uint64 // invariant 4: 410s and oldest offsets checked against the retention
 	RedeliveryChecked uint64 // invariant 9: records checked to be settled or delivered again at the end
 	HistoryOps        uint64 // linearizability: partition-history operations checked
+	ReclaimChecks     uint64 // reclaim: directories removed, checked (reclaim.go)
+	DoomedDeletes     uint64 // the doomed topic deleted (reclaim.go)
 
 	Disk sim.DiskStats
 }
@@ -54,6 +56,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"read_corrupted": d.ReadsCorrupted, "nospace": d.NoSpaceInjected, "page_torn": d.PagesTorn,
 		"page_dropped": d.PagesDropped, "sector_garbage": d.SectorsGarbage, "dirop_lost": d.DirOpsLost,
 		"retention_410": s.Removed410, "crash_in_commit": s.CommitCrashes,
+		"topic_deleted": s.DoomedDeletes,
 	}
 }
 
@@ -64,7 +67,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"invariant-4-retention": s.RetentionChecked, "invariant-8": s.PlaceChecked,
 		"invariant-9": s.LeaseChecked, "invariant-9-acks": s.AcksChecked,
 		"invariant-9-redelivery": s.RedeliveryChecked, "invariant-10": s.Duplicates,
-		"linearizability": s.HistoryOps,
+		"linearizability": s.HistoryOps, "reclaim": s.ReclaimChecks,
 	}
 }
 
@@ -79,8 +82,8 @@ func (s Stats) Lines() []string {
 			s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Acks, s.Replayed, s.Removed410,
 			s.Crashes, s.CommitCrashes, s.NodeFailures, s.Recoveries, s.HealEvents),
 		"duplicates by cause:" + dups.String(),
-		fmt.Sprintf("checked: inv1_images=%d inv3_bytes=%d inv4_offsets=%d inv4_retention=%d inv8_places=%d inv9_leases=%d inv9_acks=%d inv9_redelivery=%d inv10_duplicates=%d history_ops=%d",
+		fmt.Sprintf("checked: inv1_images=%d inv3_bytes=%d inv4_offsets=%d inv4_retention=%d inv8_places=%d inv9_leases=%d inv9_acks=%d inv9_redelivery=%d inv10_duplicates=%d history_ops=%d reclaim_dirs=%d topics_deleted=%d",
 			s.Checks, s.BytesChecked, s.VisibilityChecked, s.RetentionChecked, s.PlaceChecked, s.LeaseChecked,
-			s.AcksChecked, s.RedeliveryChecked, s.Duplicates, s.HistoryOps),
+			s.AcksChecked, s.RedeliveryChecked, s.Duplicates, s.HistoryOps, s.ReclaimChecks, s.DoomedDeletes),
 	}
 }
