@@ -112,7 +112,7 @@ bench:
 FUZZ := core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/wal:FuzzDecodeCheckpointV2Body core/plog:FuzzDecodeBatch \
 	core/lease:FuzzDecodeAckFrame core/lease:FuzzDecodeSnapshot core/meta:FuzzDecodeLogFrame \
 	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand io/httpapi:FuzzDecodeBatchBody \
-	core/wire:FuzzDecode io/net:FuzzReadEnvelope io/httpapi:FuzzAuthorizationHeader io/httpapi:FuzzUsersBody
+	core/wire:FuzzDecode io/peernet:FuzzReadEnvelope io/httpapi:FuzzAuthorizationHeader io/httpapi:FuzzUsersBody
 
 fuzz:
 	@for f in $(FUZZ); do \

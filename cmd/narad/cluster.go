@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	ionet "github.com/narad/narad/io/net"
 	"github.com/narad/narad/io/nodeshell"
+	"github.com/narad/narad/io/peernet"
 )
 
 // Cluster mode: with -peers, the node is a member of a cluster. It serves HTTP on TCP at
@@ -50,8 +50,8 @@ func parseCluster(cfg *config, f clusterFlags) error {
 	switch self, ok := cfg.peers[id]; {
 	case len(f.secret) == 0:
 		return fmt.Errorf("-peers needs the cluster secret: set NARAD_CLUSTER_SECRET (or -cluster-secret), the same on every node")
-	case len(f.secret) < ionet.SecretBytesMin:
-		return fmt.Errorf("the cluster secret is %d bytes: it must be at least %d", len(f.secret), ionet.SecretBytesMin)
+	case len(f.secret) < peernet.SecretBytesMin:
+		return fmt.Errorf("the cluster secret is %d bytes: it must be at least %d", len(f.secret), peernet.SecretBytesMin)
 	case ok && cfg.advertise != "" && self != cfg.advertise:
 		return fmt.Errorf("-peers gives node %d the address %s, -advertise %s: peers would dial the wrong one", id, self, cfg.advertise)
 	case !ok && cfg.advertise == "" && unspecifiedHost(cfg.addr):

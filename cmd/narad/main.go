@@ -11,7 +11,7 @@
 // leases) behind the HTTP API of API.md (io/httpapi): produce, consume and ack, topics,
 // /v1/cluster/members, /healthz, /readyz and /metrics. Without -peers the node is a
 // cluster of one: it is its own metastore leader and owns every partition. With -peers
-// (cluster.go) it is a member of a cluster: it talks to its peers over QUIC (io/net) on
+// (cluster.go) it is a member of a cluster: it talks to its peers over QUIC (io/peernet) on
 // the UDP port of its HTTP host:port, authenticated by the cluster secret. Every /v1
 // route and /metrics need HTTP Basic credentials of a user of the metastore (security.go);
 // -dev turns that off on a loopback address.

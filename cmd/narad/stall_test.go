@@ -67,7 +67,7 @@ func stallRound(t *testing.T, bin string, ms []*member, parts []int, round int) 
 		m.c.kill()
 	}
 	sent := l.stop()
-	// Until node 3's connections to the killed nodes time out (io/net's idle timeout, 10
+	// Until node 3's connections to the killed nodes time out (io/peernet's idle timeout, 10
 	// s), it would redial a restarted node at once (its next packet draws a stateless
 	// reset); after, it redials on its backoff, with QUIC's handshake retransmissions
 	// backing off inside each dial, which leaves node 1 restarted without a connection to

@@ -8,7 +8,7 @@ import (
 // Kind names one file-system operation.
 type Kind uint8
 
-// The operations. Each states its contract; both shells (io/disk and sim) must honour it.
+// The operations. Each states its contract; both shells (io/osfs and sim) must honour it.
 const (
 	// KindCreate creates an empty file at Name, replacing any file of that name, and
 	// creating the parent directory if it is missing. The new directory entry is not durable
@@ -125,7 +125,7 @@ type Result struct {
 	Err   error    // nil, or an error matching ErrIO, ErrNoSpace, ErrNotExist or ErrNotEmpty
 }
 
-// FS is a file system that executes one op synchronously. Both the real shell (io/disk)
+// FS is a file system that executes one op synchronously. Both the real shell (io/osfs)
 // and the simulated disk (sim) implement it; Apply routes an Op to it.
 type FS interface {
 	Create(name string) error

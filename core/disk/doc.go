@@ -8,7 +8,7 @@
 //	}
 //	machine.Step(now, DiskDone{<-results})
 //
-// Two shells implement FS: io/disk (real files, fdatasync, directory fsync) and sim
+// Two shells implement FS: io/osfs (real files, fdatasync, directory fsync) and sim
 // (an in-memory disk with the fault model of DESIGN.md section 3). Every method's
 // contract is written on its Kind constant; the simulated disk is the executable form of
 // those contracts, including what a crash keeps and what a failed sync loses.

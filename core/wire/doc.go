@@ -1,6 +1,6 @@
 // Package wire is the format of the messages nodes send each other (DESIGN.md section 4):
 // typed, versioned, little endian, every length bounded before anything is allocated. It
-// is pure: the node core builds messages, and the shells (io/net in production, the
+// is pure: the node core builds messages, and the shells (io/peernet in production, the
 // simulator's network) carry their bytes. How it is driven: Encode a Message to bytes at
 // the sender, Decode them at the receiver; Decode never panics, whatever the bytes, and
 // accepts exactly what Encode produces (re-encoding a decoded message gives the same

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 )
 
 // metrics holds what the shell measures itself (disk latencies) and exports the core's
@@ -24,7 +24,7 @@ type metrics struct {
 
 type issuedOp struct {
 	at   int64
-	kind coredisk.Kind
+	kind disk.Kind
 	wal  bool
 }
 
@@ -48,8 +48,8 @@ func newMetrics() *metrics {
 // opIssued notes the start of a sync measured by a histogram: a WAL segment's (a group
 // commit) or a partition log's. Other syncs (the WAL checkpoint, the metastore's raft log,
 // the ack logs) are not timed: they would blur both histograms.
-func (m *metrics) opIssued(op coredisk.Op, at int64) {
-	if op.Kind != coredisk.KindSync {
+func (m *metrics) opIssued(op disk.Op, at int64) {
+	if op.Kind != disk.KindSync {
 		return
 	}
 	wal := strings.HasPrefix(op.Name, "wal/") && strings.HasSuffix(op.Name, ".seg")
@@ -61,8 +61,8 @@ func (m *metrics) opIssued(op coredisk.Op, at int64) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) opDone(res coredisk.Result, at int64) {
-	if res.Kind != coredisk.KindSync {
+func (m *metrics) opDone(res disk.Result, at int64) {
+	if res.Kind != disk.KindSync {
 		return
 	}
 	m.mu.Lock()

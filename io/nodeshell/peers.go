@@ -10,7 +10,7 @@ import (
 
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
-	ionet "github.com/narad/narad/io/net"
+	"github.com/narad/narad/io/peernet"
 )
 
 // Bounds of the peer link.
@@ -27,7 +27,7 @@ const (
 	peerCheckIntervalNs = 100_000_000
 )
 
-// Cluster configures a shell's peer transport (io/net): the node exchanges the core's
+// Cluster configures a shell's peer transport (io/peernet): the node exchanges the core's
 // messages (raft, heartbeats, remote commits) with the other members over QUIC.
 type Cluster struct {
 	Listen string            // UDP address the transport listens on, e.g. the HTTP host:port
@@ -47,7 +47,7 @@ func OpenCluster(root string, cfg node.Config, cl Cluster) (*Shell, error) {
 		id = meta.DefaultID
 	}
 	h := &peerHandler{}
-	tr, err := ionet.Listen(ionet.Config{NodeID: id, Listen: cl.Listen, Secret: cl.Secret, Peers: cl.Peers, Logger: cl.Logger}, h)
+	tr, err := peernet.Listen(peernet.Config{NodeID: id, Listen: cl.Listen, Secret: cl.Secret, Peers: cl.Peers, Logger: cl.Logger}, h)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +88,9 @@ func (h *peerHandler) OnRequest(context.Context, uint64, []byte) ([]byte, error)
 
 // peerLink carries the core's outbound messages: one queue and one sender goroutine per
 // peer, so that a step never waits on the network (a peer that is down holds a write up
-// to io/net's SendTimeout) and one slow peer does not hold back the others.
+// to io/peernet's SendTimeout) and one slow peer does not hold back the others.
 type peerLink struct {
-	tr      *ionet.Transport
+	tr      *peernet.Transport
 	metrics *metrics
 	shell   *Shell        // set by open before the first step: told of failed sends
 	done    chan struct{} // closed by close: the senders stop
@@ -105,7 +105,7 @@ type peerLink struct {
 	nextCheckNs int64
 }
 
-func newPeerLink(tr *ionet.Transport, m *metrics) *peerLink {
+func newPeerLink(tr *peernet.Transport, m *metrics) *peerLink {
 	return &peerLink{tr: tr, metrics: m, done: make(chan struct{}), queues: map[uint64]*outQueue{}}
 }
 

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
-	iodisk "github.com/narad/narad/io/disk"
+	"github.com/narad/narad/io/osfs"
 )
 
 // diskWorkers runs disk ops: group commits, partition commits (one in flight per
@@ -27,8 +27,8 @@ var ErrFlushTimeout = errors.New("nodeshell: flush on close timed out")
 type Shell struct {
 	mu        sync.Mutex
 	node      *node.Node
-	dir       *iodisk.Dir
-	exec      *iodisk.Executor
+	dir       *osfs.Dir
+	exec      *osfs.Executor
 	waiters   map[uint64]chan node.Response
 	nextToken uint64
 	timer     *time.Timer
@@ -67,7 +67,7 @@ func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, err
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
 	}
-	dir, err := iodisk.Open(root)
+	dir, err := osfs.Open(root)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, err
 	if link != nil {
 		link.shell = s // before the first step starts a sender
 	}
-	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
+	s.exec = osfs.NewExecutor(dir, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
 	s.step(func(now int64) { s.node.Open(now) })
@@ -155,7 +155,7 @@ func (s *Shell) onTimer() {
 	})
 }
 
-func (s *Shell) onDisk(res coredisk.Result) {
+func (s *Shell) onDisk(res disk.Result) {
 	s.metrics.opDone(res, now())
 	s.step(func(now int64) { s.node.DiskDone(now, res) })
 }

@@ -1,6 +1,6 @@
 // Package walshell runs the core ingress WAL (core/wal) against real files: it is the
 // thin shell of DESIGN.md section 1 for one machine. Callers on any goroutine call Append
-// and block until their record is durable; disk ops run on an io/disk Executor; deadlines
+// and block until their record is durable; disk ops run on an io/osfs Executor; deadlines
 // run on a real timer; the wall clock is read here and passed into the core as a value.
 //
 // The core is single-threaded, so every call into it (an append, a disk completion, a

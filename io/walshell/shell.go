@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/wal"
-	iodisk "github.com/narad/narad/io/disk"
+	"github.com/narad/narad/io/osfs"
 )
 
 // diskWorkers is the size of the pool that runs disk ops. The WAL keeps few ops in flight
@@ -22,8 +22,8 @@ var ErrClosed = errors.New("walshell: closed")
 type Shell struct {
 	mu        sync.Mutex
 	log       *wal.Log
-	dir       *iodisk.Dir
-	exec      *iodisk.Executor
+	dir       *osfs.Dir
+	exec      *osfs.Executor
 	waiters   map[uint64]chan wal.AppendDone
 	nextToken uint64
 	timer     *time.Timer
@@ -42,12 +42,12 @@ var donePool = sync.Pool{New: func() any { return make(chan wal.AppendDone, 1) }
 // Open recovers the WAL in root/<cfg.Dir> and returns once it is ready for appends, with
 // what recovery found (records at or above the checkpoint, to be dispatched again).
 func Open(root string, cfg wal.Config) (*Shell, *wal.Recovery, error) {
-	dir, err := iodisk.Open(root)
+	dir, err := osfs.Open(root)
 	if err != nil {
 		return nil, nil, err
 	}
 	s := &Shell{log: wal.New(cfg), dir: dir, waiters: map[uint64]chan wal.AppendDone{}, recovered: make(chan struct{})}
-	s.exec = iodisk.NewExecutor(dir, diskWorkers, s.onDisk)
+	s.exec = osfs.NewExecutor(dir, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
 	s.step(func(now int64) { s.log.Open(now) })
@@ -119,7 +119,7 @@ func (s *Shell) onTimer() {
 	})
 }
 
-func (s *Shell) onDisk(res coredisk.Result) {
+func (s *Shell) onDisk(res disk.Result) {
 	s.step(func(now int64) { s.log.DiskDone(now, res) })
 }
 

@@ -84,11 +84,11 @@
 //
 // Failed sends and connections (the 31 s stall a chaos run of real processes found). The
 // nodes talk over simnet's connections, one per pair: a process that starts gets new
-// ones, each up after a delay drawn up to ConnectMaxNs (1 s at most, io/net's RedialMax),
+// ones, each up after a delay drawn up to ConnectMaxNs (1 s at most, io/peernet's RedialMax),
 // and in some seeds a send fails at the sender by a drawn stream reset (SendFailProb).
 // A send that fails at the sender delivers nothing, and the node is told at once
-// (node.SendFailed), as io/nodeshell tells the core when io/net's Send fails; when a
-// connection ends the processes at both ends are told (node.PeerReset), as io/net tells
+// (node.SendFailed), as io/nodeshell tells the core when io/peernet's Send fails; when a
+// connection ends the processes at both ends are told (node.PeerReset), as io/peernet tells
 // the shell. A remote commit so failed is sent again after the dispatcher's backoff (1
 // s), not after its commit timeout (30 s in half the seeds). A message lost in flight
 // (a drop, a cut) tells its sender nothing: QUIC loses a message only with its

@@ -319,7 +319,7 @@ func (u *run) start(i int) {
 }
 
 // resetLink ends the connection between a and b (simnet.Reset): the processes at its
-// ends are told now, as io/net tells the core when a connection ends (node.PeerReset),
+// ends are told now, as io/peernet tells the core when a connection ends (node.PeerReset),
 // but a process that just started (a, unless tellBoth) had none. A send before the new
 // connection is up fails at the sender, and nothing else will tell the node of it: the
 // real transport's acceptor, before its peer redials, has no connection to report.

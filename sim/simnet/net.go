@@ -16,7 +16,7 @@
 //   - connections: each pair of nodes talks over one connection. Reset ends it (a node
 //     restarted, or the caller restarts the links): what is in flight on it is lost, and
 //     a new one is up after a delay drawn in [0, ConnectMaxNs]; until then a send between
-//     the two fails at the sender (no connection yet), as io/net's Send does.
+//     the two fails at the sender (no connection yet), as io/peernet's Send does.
 //
 // With faults off (SetFaults(false)) every message arrives once, after DelayMinNs, unless
 // a cut is in place (cuts are explicit, not drawn, and Heal removes them) or the
@@ -33,7 +33,7 @@ type Config struct {
 	StaleMinNs, StaleMaxNs int64
 	// SendFailProb: a send fails at the sender (a stream reset), with faults on.
 	SendFailProb float64
-	// ConnectMaxNs bounds the time a connection takes to come up after a Reset (io/net's
+	// ConnectMaxNs bounds the time a connection takes to come up after a Reset (io/peernet's
 	// dialer redials at once when it sees the old one end, and at most every RedialMax, 1
 	// s, while it cannot reach the peer).
 	ConnectMaxNs int64

@@ -1,4 +1,4 @@
-package disk
+package osfs
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 	"go.uber.org/goleak"
 )
 
@@ -62,7 +62,7 @@ func TestOpenCreatesRoot(t *testing.T) {
 	must(t, d.Close())
 	must(t, d.Close()) // idempotent
 	wantIs(t, d.Create("x"), ErrClosed)
-	wantIs(t, d.WriteAt("x", 0, []byte("a")), coredisk.ErrIO)
+	wantIs(t, d.WriteAt("x", 0, []byte("a")), disk.ErrIO)
 	_, err = d.List("")
 	wantIs(t, err, ErrClosed)
 	wantIs(t, d.SyncDir(""), ErrClosed)
@@ -163,9 +163,9 @@ func TestReadAtEOF(t *testing.T) {
 		}
 	}
 	_, err := d.ReadAt("f", 0, -1)
-	wantIs(t, err, coredisk.ErrIO)
+	wantIs(t, err, disk.ErrIO)
 	_, err = d.ReadAt("f", -1, 1)
-	wantIs(t, err, coredisk.ErrIO)
+	wantIs(t, err, disk.ErrIO)
 }
 
 func TestTruncate(t *testing.T) {
@@ -180,20 +180,20 @@ func TestTruncate(t *testing.T) {
 	if got := onDisk(t, d, "f"); string(got) != "0123\x00\x00\x00\x00" {
 		t.Fatalf("after extend %q", got)
 	}
-	wantIs(t, d.Truncate("missing", 0), coredisk.ErrNotExist)
-	wantIs(t, d.Truncate("f", -1), coredisk.ErrIO)
+	wantIs(t, d.Truncate("missing", 0), disk.ErrNotExist)
+	wantIs(t, d.Truncate("f", -1), disk.ErrIO)
 }
 
 func TestMissingFile(t *testing.T) {
 	d := openDir(t)
-	wantIs(t, d.WriteAt("nope", 0, []byte("x")), coredisk.ErrNotExist)
-	wantIs(t, d.Sync("nope"), coredisk.ErrNotExist)
-	wantIs(t, d.Truncate("nope", 0), coredisk.ErrNotExist)
+	wantIs(t, d.WriteAt("nope", 0, []byte("x")), disk.ErrNotExist)
+	wantIs(t, d.Sync("nope"), disk.ErrNotExist)
+	wantIs(t, d.Truncate("nope", 0), disk.ErrNotExist)
 	_, err := d.ReadAt("nope", 0, 1)
-	wantIs(t, err, coredisk.ErrNotExist)
-	wantIs(t, d.Remove("nope"), coredisk.ErrNotExist)
-	wantIs(t, d.Rename("nope", "other"), coredisk.ErrNotExist)
-	wantIs(t, d.SyncDir("nodir"), coredisk.ErrNotExist)
+	wantIs(t, err, disk.ErrNotExist)
+	wantIs(t, d.Remove("nope"), disk.ErrNotExist)
+	wantIs(t, d.Rename("nope", "other"), disk.ErrNotExist)
+	wantIs(t, d.SyncDir("nodir"), disk.ErrNotExist)
 	if _, err := os.Stat(filepath.Join(d.Root(), "nope")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("WriteAt created a missing file")
 	}
@@ -211,7 +211,7 @@ func TestInvalidNames(t *testing.T) {
 	for _, name := range []string{"", ".", "/etc/passwd", "/x", "..", "../outside", "a/../../outside", "a/..", "a/../b", "wal/../../x"} {
 		err := d.Create(name)
 		wantIs(t, err, ErrInvalidName)
-		wantIs(t, err, coredisk.ErrIO)
+		wantIs(t, err, disk.ErrIO)
 		wantIs(t, d.WriteAt(name, 0, []byte("x")), ErrInvalidName)
 		wantIs(t, d.Sync(name), ErrInvalidName)
 		wantIs(t, d.Truncate(name, 0), ErrInvalidName)
@@ -249,7 +249,7 @@ func TestRenameMovesHandle(t *testing.T) {
 	if got := onDisk(t, d, "seg"); string(got) != "abcdef" {
 		t.Fatalf("seg = %q, want %q", got, "abcdef")
 	}
-	wantIs(t, d.WriteAt("seg.tmp", 0, []byte("x")), coredisk.ErrNotExist)
+	wantIs(t, d.WriteAt("seg.tmp", 0, []byte("x")), disk.ErrNotExist)
 	if _, err := os.Stat(filepath.Join(d.Root(), "seg.tmp")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("seg.tmp recreated")
 	}
@@ -284,8 +284,8 @@ func TestRemove(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.Root(), "f")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("file still there")
 	}
-	wantIs(t, d.WriteAt("f", 0, []byte("x")), coredisk.ErrNotExist)
-	wantIs(t, d.Remove("f"), coredisk.ErrNotExist)
+	wantIs(t, d.WriteAt("f", 0, []byte("x")), disk.ErrNotExist)
+	wantIs(t, d.Remove("f"), disk.ErrNotExist)
 	d.mu.Lock()
 	n := len(d.files)
 	d.mu.Unlock()
@@ -323,7 +323,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("List(root) = %v, want %v", names, want)
 	}
 	_, err = d.List("top") // a file, not a directory
-	wantIs(t, err, coredisk.ErrIO)
+	wantIs(t, err, disk.ErrIO)
 }
 
 // failOnce returns a sync function that fails with errno the first time and counts calls.
@@ -352,8 +352,8 @@ func TestSyncFailurePoisons(t *testing.T) {
 	must(t, d.WriteAt("f", 0, []byte("data")))
 
 	err := d.Sync("f")
-	wantIs(t, err, coredisk.ErrIO)
-	if errors.Is(err, coredisk.ErrNoSpace) || errors.Is(err, coredisk.ErrNotExist) {
+	wantIs(t, err, disk.ErrIO)
+	if errors.Is(err, disk.ErrNoSpace) || errors.Is(err, disk.ErrNotExist) {
 		t.Fatalf("failed sync matches another error: %v", err)
 	}
 	syncs, writes = 0, 0
@@ -361,10 +361,10 @@ func TestSyncFailurePoisons(t *testing.T) {
 	// Linux would now report success; the Dir refuses without doing I/O.
 	for range 2 {
 		err = d.Sync("f")
-		wantIs(t, err, coredisk.ErrIO)
+		wantIs(t, err, disk.ErrIO)
 		wantIs(t, err, ErrPoisoned)
 		err = d.WriteAt("f", 4, []byte("more"))
-		wantIs(t, err, coredisk.ErrIO)
+		wantIs(t, err, disk.ErrIO)
 		wantIs(t, err, ErrPoisoned)
 	}
 	if syncs != 0 || writes != 0 {
@@ -398,8 +398,8 @@ func TestSyncENOSPCIsIO(t *testing.T) {
 	d.syncFile = failOnce(syscall.ENOSPC, &syncs)
 	must(t, d.Create("f"))
 	err := d.Sync("f")
-	wantIs(t, err, coredisk.ErrIO)
-	if errors.Is(err, coredisk.ErrNoSpace) {
+	wantIs(t, err, disk.ErrIO)
+	if errors.Is(err, disk.ErrNoSpace) {
 		t.Fatalf("failed sync reported as retryable ErrNoSpace: %v", err)
 	}
 	wantIs(t, d.Sync("f"), ErrPoisoned)
@@ -412,8 +412,8 @@ func TestWriteNoSpace(t *testing.T) {
 	}
 	must(t, d.Create("f"))
 	err := d.WriteAt("f", 0, []byte("x"))
-	wantIs(t, err, coredisk.ErrNoSpace)
-	if errors.Is(err, coredisk.ErrIO) {
+	wantIs(t, err, disk.ErrNoSpace)
+	if errors.Is(err, disk.ErrIO) {
 		t.Fatalf("ENOSPC also matches ErrIO: %v", err)
 	}
 	// A full disk does not poison: once there is room the write goes through.
@@ -428,26 +428,26 @@ func TestMapErr(t *testing.T) {
 		in   error
 		want error
 	}{
-		{syscall.ENOSPC, coredisk.ErrNoSpace},
-		{pe(syscall.ENOSPC), coredisk.ErrNoSpace},
-		{pe(syscall.EDQUOT), coredisk.ErrNoSpace},
-		{syscall.ENOENT, coredisk.ErrNotExist},
-		{pe(syscall.ENOENT), coredisk.ErrNotExist},
-		{os.ErrNotExist, coredisk.ErrNotExist},
-		{syscall.EIO, coredisk.ErrIO},
-		{pe(syscall.EIO), coredisk.ErrIO},
-		{pe(syscall.EACCES), coredisk.ErrIO},
-		{pe(syscall.ENOTDIR), coredisk.ErrIO},
-		{os.ErrClosed, coredisk.ErrIO},
-		{errors.New("odd"), coredisk.ErrIO},
-		{fmt.Errorf("x: %w", coredisk.ErrNoSpace), coredisk.ErrNoSpace},
+		{syscall.ENOSPC, disk.ErrNoSpace},
+		{pe(syscall.ENOSPC), disk.ErrNoSpace},
+		{pe(syscall.EDQUOT), disk.ErrNoSpace},
+		{syscall.ENOENT, disk.ErrNotExist},
+		{pe(syscall.ENOENT), disk.ErrNotExist},
+		{os.ErrNotExist, disk.ErrNotExist},
+		{syscall.EIO, disk.ErrIO},
+		{pe(syscall.EIO), disk.ErrIO},
+		{pe(syscall.EACCES), disk.ErrIO},
+		{pe(syscall.ENOTDIR), disk.ErrIO},
+		{os.ErrClosed, disk.ErrIO},
+		{errors.New("odd"), disk.ErrIO},
+		{fmt.Errorf("x: %w", disk.ErrNoSpace), disk.ErrNoSpace},
 	} {
 		got := mapErr(tc.in)
 		if !errors.Is(got, tc.want) {
 			t.Errorf("mapErr(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 		n := 0
-		for _, e := range []error{coredisk.ErrIO, coredisk.ErrNoSpace, coredisk.ErrNotExist} {
+		for _, e := range []error{disk.ErrIO, disk.ErrNoSpace, disk.ErrNotExist} {
 			if errors.Is(got, e) {
 				n++
 			}
@@ -664,14 +664,14 @@ func TestListDirsAndRemoveDir(t *testing.T) {
 	if got, err := d.ListDirs("missing"); err != nil || len(got) != 0 {
 		t.Fatalf("ListDirs of a missing directory: %v %v", got, err)
 	}
-	wantIs(t, d.RemoveDir("parts/a-0"), coredisk.ErrNotEmpty)
+	wantIs(t, d.RemoveDir("parts/a-0"), disk.ErrNotEmpty)
 	must(t, d.Remove("parts/a-0/seg"))
 	must(t, d.RemoveDir("parts/a-0"))
 	must(t, d.SyncDir("parts"))
-	wantIs(t, d.RemoveDir("parts/a-0"), coredisk.ErrNotExist)
+	wantIs(t, d.RemoveDir("parts/a-0"), disk.ErrNotExist)
 	if _, err := os.Stat(filepath.Join(d.Root(), "parts/a-0")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the directory is still there: %v", err)
 	}
-	wantIs(t, d.RemoveDir("../x"), coredisk.ErrIO)
-	wantIs(t, d.RemoveDir(""), coredisk.ErrIO)
+	wantIs(t, d.RemoveDir("../x"), disk.ErrIO)
+	wantIs(t, d.RemoveDir(""), disk.ErrIO)
 }

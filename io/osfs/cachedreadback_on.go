@@ -1,6 +1,6 @@
 //go:build narad_bench_cachedreadback
 
-package disk
+package osfs
 
 // benchCachedReadBack: a benchmark build (go build -tags narad_bench_cachedreadback) whose
 // every Dir starts with SetDeviceReadsCached(true), so that a whole daemon can be measured

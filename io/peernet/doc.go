@@ -61,4 +61,4 @@
 // later: a caller that retries must tolerate duplicates (remote commits do: delivery is
 // at-least-once). A handler runs at most HandlerTimeout; a one-way write gives up after
 // SendTimeout.
-package net
+package peernet

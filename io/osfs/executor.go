@@ -1,9 +1,9 @@
-package disk
+package osfs
 
 import (
 	"sync"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 )
 
 // QueueSize is how many submitted ops an Executor holds before Submit blocks. Size the
@@ -12,16 +12,16 @@ import (
 const QueueSize = 4096
 
 // Executor runs disk ops on a fixed pool of goroutines. Each worker takes an op from the
-// queue, performs it with coredisk.Apply and hands the Result to deliver. Ops run
+// queue, performs it with disk.Apply and hands the Result to deliver. Ops run
 // concurrently and complete in any order; the core orders dependent ops itself by waiting
 // for the first one's Result.
 //
 // Submit and the workers move Ops and Results by value: the Executor adds no allocation
 // per op to what the FS does.
 type Executor struct {
-	fs      coredisk.FS
-	deliver func(coredisk.Result)
-	ops     chan coredisk.Op
+	fs      disk.FS
+	deliver func(disk.Result)
+	ops     chan disk.Op
 	wg      sync.WaitGroup
 
 	mu     sync.RWMutex // shared by Submit, exclusive by Close
@@ -32,14 +32,14 @@ type Executor struct {
 // Result to deliver. deliver is called from the worker goroutines, concurrently; it must
 // be safe for that, and it should be quick (typically a send on the shell's event
 // channel), since a worker runs no other op until it returns.
-func NewExecutor(fs coredisk.FS, workers int, deliver func(coredisk.Result)) *Executor {
+func NewExecutor(fs disk.FS, workers int, deliver func(disk.Result)) *Executor {
 	if workers < 1 {
 		workers = 1
 	}
 	e := &Executor{
 		fs:      fs,
 		deliver: deliver,
-		ops:     make(chan coredisk.Op, QueueSize),
+		ops:     make(chan disk.Op, QueueSize),
 	}
 	e.wg.Add(workers)
 	for range workers {
@@ -51,7 +51,7 @@ func NewExecutor(fs coredisk.FS, workers int, deliver func(coredisk.Result)) *Ex
 func (e *Executor) work() {
 	defer e.wg.Done()
 	for op := range e.ops {
-		e.deliver(coredisk.Apply(e.fs, op))
+		e.deliver(disk.Apply(e.fs, op))
 	}
 }
 
@@ -65,11 +65,11 @@ func (e *Executor) work() {
 // results, or keep the core's ops in flight below QueueSize (group commit keeps a few).
 //
 // Submit after Close panics: its Result could never be delivered.
-func (e *Executor) Submit(op coredisk.Op) {
+func (e *Executor) Submit(op disk.Op) {
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
-		panic("iodisk: Executor.Submit after Close")
+		panic("osfs: Executor.Submit after Close")
 	}
 	e.ops <- op
 	e.mu.RUnlock()

@@ -1,4 +1,4 @@
-package disk
+package osfs
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 	"go.uber.org/goleak"
 )
 
@@ -55,13 +55,13 @@ func (s *stubFS) RemoveDir(dir string) error { return s.op(dir) }
 // collector records delivered results by ID.
 type collector struct {
 	mu   sync.Mutex
-	seen map[uint64]coredisk.Result
+	seen map[uint64]disk.Result
 	dups int
 }
 
-func newCollector() *collector { return &collector{seen: make(map[uint64]coredisk.Result)} }
+func newCollector() *collector { return &collector{seen: make(map[uint64]disk.Result)} }
 
-func (c *collector) deliver(r coredisk.Result) {
+func (c *collector) deliver(r disk.Result) {
 	c.mu.Lock()
 	if _, ok := c.seen[r.ID]; ok {
 		c.dups++
@@ -76,9 +76,9 @@ func (c *collector) count() int {
 	return len(c.seen)
 }
 
-var kinds = []coredisk.Kind{coredisk.KindCreate, coredisk.KindWriteAt, coredisk.KindReadAt,
-	coredisk.KindSync, coredisk.KindTruncate, coredisk.KindRename, coredisk.KindRemove,
-	coredisk.KindList, coredisk.KindSyncDir}
+var kinds = []disk.Kind{disk.KindCreate, disk.KindWriteAt, disk.KindReadAt,
+	disk.KindSync, disk.KindTruncate, disk.KindRename, disk.KindRemove,
+	disk.KindList, disk.KindSyncDir}
 
 func TestExecutorDeliversEachResultOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
@@ -88,7 +88,7 @@ func TestExecutorDeliversEachResultOnce(t *testing.T) {
 	const n = 3 * QueueSize // more than the queue holds: Submit blocks and resumes
 	for i := range n {
 		k := kinds[i%len(kinds)]
-		ex.Submit(coredisk.Op{ID: uint64(1000 + i), Kind: k, Name: fmt.Sprint(i), Len: 1})
+		ex.Submit(disk.Op{ID: uint64(1000 + i), Kind: k, Name: fmt.Sprint(i), Len: 1})
 	}
 	ex.Close()
 	if c.count() != n || c.dups != 0 {
@@ -103,11 +103,11 @@ func TestExecutorDeliversEachResultOnce(t *testing.T) {
 			t.Fatalf("op %d: result %+v, want kind %v and no error", 1000+i, r, want)
 		}
 		switch r.Kind {
-		case coredisk.KindReadAt:
+		case disk.KindReadAt:
 			if string(r.Data) != fmt.Sprint(i) {
 				t.Fatalf("op %d: data %q", 1000+i, r.Data)
 			}
-		case coredisk.KindList:
+		case disk.KindList:
 			if len(r.Names) != 1 || r.Names[0] != fmt.Sprint(i) {
 				t.Fatalf("op %d: names %v", 1000+i, r.Names)
 			}
@@ -133,7 +133,7 @@ func TestExecutorRunsConcurrently(t *testing.T) {
 	c := newCollector()
 	ex := NewExecutor(fs, workers, c.deliver)
 	for i := range workers {
-		ex.Submit(coredisk.Op{ID: uint64(i), Kind: coredisk.KindSync, Name: "f"})
+		ex.Submit(disk.Op{ID: uint64(i), Kind: disk.KindSync, Name: "f"})
 	}
 	ex.Close()
 	if got := fs.peak.Load(); got != workers {
@@ -157,7 +157,7 @@ func TestExecutorCloseWaits(t *testing.T) {
 	ex := NewExecutor(fs, 2, c.deliver)
 	const n = 10 // 2 in flight, 8 queued
 	for i := range n {
-		ex.Submit(coredisk.Op{ID: uint64(i), Kind: coredisk.KindWriteAt, Name: "f"})
+		ex.Submit(disk.Op{ID: uint64(i), Kind: disk.KindWriteAt, Name: "f"})
 	}
 	<-started
 	<-started
@@ -182,7 +182,7 @@ func TestExecutorCloseWaits(t *testing.T) {
 			t.Fatal("Submit after Close did not panic")
 		}
 	}()
-	ex.Submit(coredisk.Op{ID: 99, Kind: coredisk.KindSync, Name: "f"})
+	ex.Submit(disk.Op{ID: 99, Kind: disk.KindSync, Name: "f"})
 }
 
 // End to end on a real Dir: creates, then concurrent writes to several files, then syncs,
@@ -192,16 +192,16 @@ func TestExecutorWithDir(t *testing.T) {
 	d, err := Open(t.TempDir())
 	must(t, err)
 	defer d.Close()
-	results := make(chan coredisk.Result, QueueSize+4)
-	ex := NewExecutor(d, 4, func(r coredisk.Result) { results <- r })
+	results := make(chan disk.Result, QueueSize+4)
+	ex := NewExecutor(d, 4, func(r disk.Result) { results <- r })
 	defer ex.Close()
 
 	id := uint64(0)
-	stage := func(ops []coredisk.Op) map[uint64]coredisk.Result {
+	stage := func(ops []disk.Op) map[uint64]disk.Result {
 		for _, op := range ops {
 			ex.Submit(op)
 		}
-		got := make(map[uint64]coredisk.Result, len(ops))
+		got := make(map[uint64]disk.Result, len(ops))
 		for range ops {
 			r := <-results
 			if _, dup := got[r.ID]; dup {
@@ -217,15 +217,15 @@ func TestExecutorWithDir(t *testing.T) {
 		}
 		return got
 	}
-	op := func(k coredisk.Kind, name string, off int64, data []byte) coredisk.Op {
+	op := func(k disk.Kind, name string, off int64, data []byte) disk.Op {
 		id++
-		return coredisk.Op{ID: id, Kind: k, Name: name, Off: off, Data: data, Len: len(data)}
+		return disk.Op{ID: id, Kind: k, Name: name, Off: off, Data: data, Len: len(data)}
 	}
 
 	const files, recs = 4, 64
-	var ops []coredisk.Op
+	var ops []disk.Op
 	for f := range files {
-		ops = append(ops, op(coredisk.KindCreate, fmt.Sprintf("p%d/seg", f), 0, nil))
+		ops = append(ops, op(disk.KindCreate, fmt.Sprintf("p%d/seg", f), 0, nil))
 	}
 	for _, r := range stage(ops) {
 		must(t, r.Err)
@@ -233,7 +233,7 @@ func TestExecutorWithDir(t *testing.T) {
 	ops = ops[:0]
 	for f := range files {
 		for i := range recs {
-			ops = append(ops, op(coredisk.KindWriteAt, fmt.Sprintf("p%d/seg", f), int64(i*8), fmt.Appendf(nil, "%d:%06d", f, i)))
+			ops = append(ops, op(disk.KindWriteAt, fmt.Sprintf("p%d/seg", f), int64(i*8), fmt.Appendf(nil, "%d:%06d", f, i)))
 		}
 	}
 	for _, r := range stage(ops) {
@@ -241,21 +241,21 @@ func TestExecutorWithDir(t *testing.T) {
 	}
 	ops = ops[:0]
 	for f := range files {
-		ops = append(ops, op(coredisk.KindSync, fmt.Sprintf("p%d/seg", f), 0, nil))
-		ops = append(ops, op(coredisk.KindSyncDir, fmt.Sprintf("p%d", f), 0, nil))
+		ops = append(ops, op(disk.KindSync, fmt.Sprintf("p%d/seg", f), 0, nil))
+		ops = append(ops, op(disk.KindSyncDir, fmt.Sprintf("p%d", f), 0, nil))
 	}
-	ops = append(ops, op(coredisk.KindSync, "missing", 0, nil))
+	ops = append(ops, op(disk.KindSync, "missing", 0, nil))
 	var missing uint64 = id
 	for rid, r := range stage(ops) {
 		if rid == missing {
-			wantIs(t, r.Err, coredisk.ErrNotExist)
+			wantIs(t, r.Err, disk.ErrNotExist)
 			continue
 		}
 		must(t, r.Err)
 	}
 	ops = ops[:0]
 	for f := range files {
-		ops = append(ops, coredisk.Op{ID: id + 1 + uint64(f), Kind: coredisk.KindReadAt, Name: fmt.Sprintf("p%d/seg", f), Len: recs*8 + 100})
+		ops = append(ops, disk.Op{ID: id + 1 + uint64(f), Kind: disk.KindReadAt, Name: fmt.Sprintf("p%d/seg", f), Len: recs*8 + 100})
 	}
 	for _, r := range stage(ops) {
 		must(t, r.Err)

@@ -1,4 +1,4 @@
-package disk
+package osfs
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 )
 
 // needDirect skips the test when the file system of dir refuses O_DIRECT (tmpfs), since
@@ -50,9 +50,9 @@ func TestReadDeviceReturnsSyncedBytes(t *testing.T) {
 		}
 	}
 	_, err := d.ReadDevice("wal/none", 0, 1)
-	wantIs(t, err, coredisk.ErrNotExist)
+	wantIs(t, err, disk.ErrNotExist)
 	_, err = d.ReadDevice("wal/1.seg", -1, 1)
-	wantIs(t, err, coredisk.ErrIO)
+	wantIs(t, err, disk.ErrIO)
 }
 
 // TestReadDeviceSeesADirectWrite changes a synced range behind the cache's back with an

@@ -1,4 +1,4 @@
-package disk
+package osfs
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 )
 
 // deviceAlign is the alignment of an O_DIRECT read: offset, length and buffer address.
@@ -19,7 +19,7 @@ const deviceAlign = 4096
 const fadvDontNeed = 4
 
 // ReadDevice reads up to n bytes at off from the device, bypassing the page cache
-// (coredisk.Op.Device). It reads the 4096-aligned range covering [off, off+n) into an
+// (disk.Op.Device). It reads the 4096-aligned range covering [off, off+n) into an
 // aligned buffer through a second descriptor of the file opened with O_DIRECT (kept with
 // the file's handle, so a read-back costs one pread): the kernel writes back any dirty
 // page of that range first, then reads the blocks from the device, so a write that
@@ -36,7 +36,7 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 		return d.ReadAt(name, off, n)
 	}
 	if n < 0 || off < 0 {
-		return nil, fmt.Errorf("%w: read-device %s at %d+%d: negative", coredisk.ErrIO, name, off, n)
+		return nil, fmt.Errorf("%w: read-device %s at %d+%d: negative", disk.ErrIO, name, off, n)
 	}
 	h, err := d.acquire(name)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package disk is Narad's real disk shell: it performs the core's disk actions on real
 // files. Callers import it under an alias, since core/disk has the same name:
 //
-//	import iodisk "github.com/narad/narad/io/disk"
+//	import "github.com/narad/narad/io/osfs"
 //
 // Two pieces:
 //
@@ -15,9 +15,9 @@
 // The core never touches a file: it emits Ops as actions, and a Result comes back to it as
 // an event. A shell wires the two with one channel:
 //
-//	dir, err := iodisk.Open(dataDir)
-//	results := make(chan coredisk.Result, iodisk.QueueSize+workers)
-//	ex := iodisk.NewExecutor(dir, workers, func(r coredisk.Result) { results <- r })
+//	dir, err := osfs.Open(dataDir)
+//	results := make(chan disk.Result, osfs.QueueSize+workers)
+//	ex := osfs.NewExecutor(dir, workers, func(r disk.Result) { results <- r })
 //	for {
 //		for _, op := range node.DiskOps() { ex.Submit(op) } // actions out
 //		select {
@@ -67,4 +67,4 @@
 //
 // Handles stay open until the file is removed or renamed over, or the Dir is closed; a
 // node keeps a bounded number of segments, so the cache is not evicted.
-package disk
+package osfs

@@ -1,4 +1,4 @@
-package disk
+package osfs
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	coredisk "github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/disk"
 )
 
 // Permissions of the files and directories a Dir creates (before the umask).
@@ -23,17 +23,17 @@ const (
 )
 
 // Errors a Dir returns besides the operating errors of core/disk. Each is returned wrapped
-// together with coredisk.ErrIO, so errors.Is matches both.
+// together with disk.ErrIO, so errors.Is matches both.
 var (
 	// ErrInvalidName: the name is empty, absolute or has a ".." element.
-	ErrInvalidName = errors.New("iodisk: invalid name")
+	ErrInvalidName = errors.New("osfs: invalid name")
 	// ErrPoisoned: an earlier Sync of the file failed; see Dir.Sync.
-	ErrPoisoned = errors.New("iodisk: file poisoned by a failed sync")
+	ErrPoisoned = errors.New("osfs: file poisoned by a failed sync")
 	// ErrClosed: the Dir was closed.
-	ErrClosed = errors.New("iodisk: dir closed")
+	ErrClosed = errors.New("osfs: dir closed")
 )
 
-// Dir implements coredisk.FS over the files below a root directory.
+// Dir implements disk.FS over the files below a root directory.
 //
 // It keeps every file it has touched open (O_RDWR) in a handle cache until the file is
 // removed, renamed over, or the Dir is closed, so writes, syncs and reads do not reopen
@@ -93,7 +93,7 @@ func (h *handle) closeFiles() error {
 func Open(root string) (*Dir, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", coredisk.ErrIO, err)
+		return nil, fmt.Errorf("%w: %v", disk.ErrIO, err)
 	}
 	_, statErr := os.Stat(abs)
 	if err := os.MkdirAll(abs, DirPerm); err != nil {
@@ -118,7 +118,7 @@ func Open(root string) (*Dir, error) {
 func (d *Dir) Root() string { return d.root }
 
 // Close closes every cached handle, waiting for ops in progress on them. Later ops fail
-// with an error matching coredisk.ErrIO and ErrClosed. Close does not sync anything.
+// with an error matching disk.ErrIO and ErrClosed. Close does not sync anything.
 // Closing a closed Dir is a no-op.
 func (d *Dir) Close() error {
 	d.mu.Lock()
@@ -189,10 +189,10 @@ func (d *Dir) Create(name string) error {
 }
 
 // WriteAt writes data at off (pwrite), growing the file if needed. It fails with
-// coredisk.ErrNotExist if the file is missing, and with coredisk.ErrIO and ErrPoisoned,
+// disk.ErrNotExist if the file is missing, and with disk.ErrIO and ErrPoisoned,
 // without writing, if an earlier Sync of the file failed.
 //
-// On ENOSPC or EDQUOT it returns an error matching coredisk.ErrNoSpace. A real file
+// On ENOSPC or EDQUOT it returns an error matching disk.ErrNoSpace. A real file
 // system may have stored a prefix of data before running out of space: the bytes in
 // [off, off+len(data)) are then undefined (old, new or a mix), never acknowledged data.
 func (d *Dir) WriteAt(name string, off int64, data []byte) error {
@@ -213,7 +213,7 @@ func (d *Dir) WriteAt(name string, off int64, data []byte) error {
 // reaching end of file is not an error.
 func (d *Dir) ReadAt(name string, off int64, n int) ([]byte, error) {
 	if n < 0 {
-		return nil, fmt.Errorf("%w: read %s: negative length %d", coredisk.ErrIO, name, n)
+		return nil, fmt.Errorf("%w: read %s: negative length %d", disk.ErrIO, name, n)
 	}
 	h, err := d.acquire(name)
 	if err != nil {
@@ -230,7 +230,7 @@ func (d *Dir) ReadAt(name string, off int64, n int) ([]byte, error) {
 
 // Sync makes the file's completed writes and its size durable with fdatasync (never
 // fsync). If fdatasync fails the file is poisoned: this and every later WriteAt and Sync
-// of it return an error matching coredisk.ErrIO (the later ones without doing any I/O),
+// of it return an error matching disk.ErrIO (the later ones without doing any I/O),
 // until Create recreates the file. A failed fdatasync always maps to ErrIO, even for
 // ENOSPC, because the kernel may already have dropped the unwritten pages.
 func (d *Dir) Sync(name string) error {
@@ -245,7 +245,7 @@ func (d *Dir) Sync(name string) error {
 	if err = d.syncFile(h.f); err != nil {
 		h.poisoned.Store(true)
 		h.mu.RUnlock()
-		return fmt.Errorf("%w: fdatasync %s: %v", coredisk.ErrIO, name, err)
+		return fmt.Errorf("%w: fdatasync %s: %v", disk.ErrIO, name, err)
 	}
 	h.mu.RUnlock()
 	return nil
@@ -400,9 +400,9 @@ func (d *Dir) RemoveDir(dir string) error {
 	err = syscall.Rmdir(d.full(key))
 	switch {
 	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
-		return fmt.Errorf("%w: %s", coredisk.ErrNotEmpty, dir)
+		return fmt.Errorf("%w: %s", disk.ErrNotEmpty, dir)
 	case errors.Is(err, syscall.ENOENT):
-		return fmt.Errorf("%w: %s", coredisk.ErrNotExist, dir)
+		return fmt.Errorf("%w: %s", disk.ErrNotExist, dir)
 	}
 	return mapErr(err)
 }
@@ -584,27 +584,27 @@ func mapErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, coredisk.ErrIO), errors.Is(err, coredisk.ErrNoSpace), errors.Is(err, coredisk.ErrNotExist):
+	case errors.Is(err, disk.ErrIO), errors.Is(err, disk.ErrNoSpace), errors.Is(err, disk.ErrNotExist):
 		return err
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return fmt.Errorf("%w: %v", coredisk.ErrNoSpace, err)
+		return fmt.Errorf("%w: %v", disk.ErrNoSpace, err)
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %v", coredisk.ErrNotExist, err)
+		return fmt.Errorf("%w: %v", disk.ErrNotExist, err)
 	default:
-		return fmt.Errorf("%w: %v", coredisk.ErrIO, err)
+		return fmt.Errorf("%w: %v", disk.ErrIO, err)
 	}
 }
 
 func invalidName(name string) error {
-	return fmt.Errorf("%w: %w %q", coredisk.ErrIO, ErrInvalidName, name)
+	return fmt.Errorf("%w: %w %q", disk.ErrIO, ErrInvalidName, name)
 }
 
 func poisonedErr(name string) error {
-	return fmt.Errorf("%w: %w: %s", coredisk.ErrIO, ErrPoisoned, name)
+	return fmt.Errorf("%w: %w: %s", disk.ErrIO, ErrPoisoned, name)
 }
 
 func closedErr() error {
-	return fmt.Errorf("%w: %w", coredisk.ErrIO, ErrClosed)
+	return fmt.Errorf("%w: %w", disk.ErrIO, ErrClosed)
 }
 
-var _ coredisk.FS = (*Dir)(nil)
+var _ disk.FS = (*Dir)(nil)

@@ -1,6 +1,6 @@
 //go:build !narad_bench_cachedreadback
 
-package disk
+package osfs
 
 // benchCachedReadBack is false in every real build: ReadDevice reads the device.
 const benchCachedReadBack = false
