@@ -39,8 +39,8 @@ func runCluster(o clustersim.Options) outcome {
 	out := outcome{
 		options: o.String(), trace: res.Trace, violation: res.Violation,
 		stats: []string{
-			fmt.Sprintf("stats: produced=%d synchronous=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d churn_ops=%d cut_changes=%d heal_ms=%d image_checks=%d",
-				s.Produced, s.Synchronous, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.ChurnOps, s.CutChanges, s.HealNs/1_000_000, s.Checks),
+			fmt.Sprintf("stats: produced=%d synchronous=%d gave_up=%d acked=%d refused=%d ambiguous=%d delivered=%d duplicates=%d crashes=%d node_failures=%d leaders=%d rerouted=%d discarded=%d churn_ops=%d cut_changes=%d heal_ms=%d image_checks=%d",
+				s.Produced, s.Synchronous, s.GaveUp, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Crashes, s.Failures, s.Leaders, s.Rerouted, s.Discarded, s.ChurnOps, s.CutChanges, s.HealNs/1_000_000, s.Checks),
 			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d",
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped),
 			fmt.Sprintf("access: user_ops=%d user_changes=%d refused_401=%d refused_429=%d refused_403=%d not_ready_503=%d gate_checks=%d owner_checks=%d owner_403=%d",

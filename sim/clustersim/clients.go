@@ -202,11 +202,52 @@ func (u *run) produce(i, c int) {
 			u.m.sent[id].sync = true
 		}
 		u.record('S', uint64(c), uint64(k))
-		u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.ProduceSync(now, tok, name, msgs) })
+		u.submitProduce(i, c, name, ids, func(n *node.Node, now int64, tok uint64) { n.ProduceSync(now, tok, name, msgs) })
 		return
 	}
 	u.record('P', uint64(c), uint64(k))
-	u.submitTo(i, c, reqProduce, name, ids, func(n *node.Node, now int64, tok uint64) { n.Produce(now, tok, name, msgs) })
+	u.submitProduce(i, c, name, ids, func(n *node.Node, now int64, tok uint64) { n.Produce(now, tok, name, msgs) })
+}
+
+// produceWaitNs is how long a producer waits for an answer (an HTTP client's timeout):
+// a synchronous produce may wait for its owner's commit for CommitTimeoutNs (30 s in
+// some seeds), and a producer stuck that long makes a seed that exercises nothing (seed
+// 863617: both producers waited 20 s behind network cuts). Its answer, when it comes,
+// still counts; the producer has moved on.
+const produceWaitNs = 5_000_000_000
+
+// submitProduce submits producer c's produce and gives up waiting after produceWaitNs.
+func (u *run) submitProduce(i, c int, name string, ids []uint64, f func(n *node.Node, now int64, tok uint64)) {
+	tok := u.tokens + 1 // set before: the answer may come from inside the submit
+	u.waiting[c] = tok
+	u.submitTo(i, c, reqProduce, name, ids, f)
+	if u.waiting[c] == tok {
+		u.s.At(u.s.Now()+produceWaitNs, event{kind: evGiveUp, client: c, epoch: tok})
+	}
+}
+
+// giveUp: producer c stops waiting for the produce of token tok, if still unanswered,
+// and sends its next one.
+func (u *run) giveUp(c int, tok uint64) {
+	if u.waiting[c] != tok || u.healing {
+		return
+	}
+	delete(u.waiting, c)
+	u.stats.GaveUp++
+	u.s.At(u.think()+errorBackoffNs, event{kind: evClient, client: c})
+}
+
+// answered reports whether the client still waits for the answer of tok (and stops
+// waiting): a producer that gave up waiting is not woken by the late answer.
+func (u *run) answered(req request, tok uint64) bool {
+	if req.kind != reqProduce {
+		return true
+	}
+	if u.waiting[req.client] != tok {
+		return false
+	}
+	delete(u.waiting, req.client)
+	return true
 }
 
 func (u *run) onResponse(mb *member, resp node.Response) {
@@ -236,6 +277,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 		u.onStats(req, resp)
 	case reqProduce:
 		u.onProduced(req, resp)
+		if !u.answered(req, resp.Token) {
+			return
+		}
 	case reqConsume:
 		u.onConsumed(mb, req, resp)
 	case reqAck:
@@ -500,6 +544,9 @@ func (u *run) loseRequests(mb *member) {
 			continue
 		case reqGetTopic:
 			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})
+			continue
+		}
+		if !u.answered(req, tok) {
 			continue
 		}
 		u.s.At(u.think()+u.o.RestartNs[0], event{kind: evClient, client: req.client})

@@ -35,6 +35,7 @@ const (
 	evStep
 	evLearnTopic // ask again for the main topic's id
 	evUser       // the admin's next change of a user (users.go)
+	evGiveUp     // a producer's wait for the produce epoch ends (clients.go)
 )
 
 type event struct {
@@ -73,6 +74,7 @@ type Stats struct {
 	Produced, Acked, Refused, Ambiguous uint64
 	AckedMain                           uint64 // answered 202 for the main topic
 	Synchronous                         uint64 // produced through ProduceSync
+	GaveUp                              uint64 // produces a producer stopped waiting for (clients.go)
 	Delivered, Duplicates               uint64
 	DupCauses                           map[string]uint64 // duplicates by cause (leases.go)
 	Crashes, Failures, Leaders          uint64
@@ -145,6 +147,7 @@ type run struct {
 	steps        []clockStep         // every clock step, in time order
 	visibilityNs int64               // the topics' visibility timeout
 	acc          accessState         // users (Options.Users)
+	waiting      map[int]uint64      // per producer: the token of the produce it waits for
 }
 
 // ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
@@ -162,7 +165,7 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
-		churn: newIncarnations(), moves: map[moveKey][]move{}, owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		churn: newIncarnations(), waiting: map[int]uint64{}, moves: map[moveKey][]move{}, owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
@@ -278,6 +281,8 @@ func (u *run) handle(e event) {
 		u.churnStep()
 	case evUser:
 		u.userStep(e.epoch)
+	case evGiveUp:
+		u.giveUp(e.client, e.epoch)
 	case evStep:
 		u.clockStep()
 	case evCut:

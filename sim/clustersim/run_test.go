@@ -38,11 +38,17 @@ var regressionSeeds = map[uint64]string{
 // Every seed above was found before the simulator had users (Options.Users): each runs
 // without them, so that it keeps the scenario it found (narad-sim -sim cluster-nousers).
 func TestRegressionSeeds(t *testing.T) {
-	for _, seed := range slices.Sorted(maps.Keys(regressionSeeds)) {
+	runRegressionSeeds(t, regressionSeeds, func(o *Options) { o.Users = false })
+}
+
+// runRegressionSeeds runs each seed of seeds, its options drawn then changed by adjust.
+func runRegressionSeeds(t *testing.T, seeds map[uint64]string, adjust func(*Options)) {
+	t.Helper()
+	for _, seed := range slices.Sorted(maps.Keys(seeds)) {
 		o := Draw(seed)
-		o.Users = false
+		adjust(&o)
 		if res := Run(o); res.Violation != nil {
-			t.Errorf("seed %d (%s): %v\n%s", seed, regressionSeeds[seed], res.Violation, o)
+			t.Errorf("seed %d (%s): %v\n%s", seed, seeds[seed], res.Violation, o)
 		}
 	}
 }
@@ -50,19 +56,16 @@ func TestRegressionSeeds(t *testing.T) {
 // Seeds that failed with users (as drawn), kept as regression tests. Each was found with
 // the traces of its day; later trace changes may move the scenario elsewhere.
 var regressionSeedsWithUsers = map[uint64]string{
-	1673: "invariant 10 without a cause: a message committed 1.8 s before its accepting node crashed was committed again; the node had rerouted earlier records of its partition, and the skip-set names a partition's done records only up to its first not done (copyCause now counts a crash after such a reroute)",
-	1888: "same as 1673",
-	1240: "vacuous: crashes every few hundred ms in a 3-node cluster kept raft from electing after the first leader's crash; nothing was answered (the crash schedule now waits while no up node follows an up leader)",
-	2006: "same as 1240",
-	1085: "a false reclaim violation: a partition's own removal of its acks.snap.tmp was taken for the reclaimer's (the check now holds directory removals only)",
+	1673:   "invariant 10 without a cause: a message committed 1.8 s before its accepting node crashed was committed again; the node had rerouted earlier records of its partition, and the skip-set names a partition's done records only up to its first not done (copyCause now counts a crash after such a reroute)",
+	1888:   "same as 1673",
+	1240:   "vacuous: crashes every few hundred ms in a 3-node cluster kept raft from electing after the first leader's crash; nothing was answered (the crash schedule now waits while no up node follows an up leader)",
+	2006:   "same as 1240",
+	863617: "vacuous: both producers waited 20 s for synchronous produces whose owners' commits the network cuts held (a producer now gives up after produceWaitNs, as an HTTP client's timeout); and the admin moved on from a user whose create or restore was unanswered, leaving it cut off for seconds (the admin now retries that user until its change lands)",
+	1085:   "a false reclaim violation: a partition's own removal of its acks.snap.tmp was taken for the reclaimer's (the check now holds directory removals only)",
 }
 
 func TestRegressionSeedsWithUsers(t *testing.T) {
-	for _, seed := range slices.Sorted(maps.Keys(regressionSeedsWithUsers)) {
-		if res := Run(Draw(seed)); res.Violation != nil {
-			t.Errorf("seed %d (%s): %v\n%s", seed, regressionSeedsWithUsers[seed], res.Violation, Draw(seed))
-		}
-	}
+	runRegressionSeeds(t, regressionSeedsWithUsers, func(*Options) {})
 }
 
 func TestShortSweep(t *testing.T) {

@@ -244,11 +244,6 @@ func (u *run) userStep(seq uint64) {
 		req.change = userDelete
 		f = func(n *node.Node, now int64, tok uint64) { n.DeleteUser(now, tok, meta.SystemActor, su.name) }
 	}
-	// A revocation or a delete is undone by the next change, of the same user: one user
-	// at a time is cut off, for one gap.
-	if !(req.change == userGrants && !su.revoked) && req.change != userDelete {
-		u.acc.next++
-	}
 	u.stats.UserOps++
 	u.record('U', uint64(i), uint64(req.change))
 	u.atUserStep(u.s.Now() + userAnswerWaitNs)
@@ -283,6 +278,7 @@ func (u *run) onUserChanged(req request, resp node.Response) {
 	switch {
 	case resp.Err == nil:
 		u.stats.UserChanges++
+		u.advanceUser(su, req.change)
 		switch req.change {
 		case userCreate:
 			su.exists, su.made, su.revoked = true, true, false
@@ -295,26 +291,44 @@ func (u *run) onUserChanged(req request, resp node.Response) {
 		}
 	case errors.Is(resp.Err, node.ErrUserExists):
 		su.exists, su.made = true, true
+		u.advanceUser(su, userCreate)
 	case errors.Is(resp.Err, node.ErrUserNotFound):
 		su.exists = false
 	}
 	u.scheduleUserStep(resp.Err != nil)
 }
 
-// scheduleUserStep: the next change soon while some user was never made (after a
-// client's error backoff if failed), else after UserGapNs.
-func (u *run) scheduleUserStep(failed bool) {
-	for _, su := range u.acc.users {
-		if !su.made && failed {
-			u.atUserStep(u.think() + errorBackoffNs)
-			return
-		}
-		if !su.made {
-			u.atUserStep(u.think())
-			return
-		}
+// advanceUser moves the admin's round robin to the next user once a change of su that
+// leaves it whole has landed: a create, a new password or restored grants. A revocation
+// or a delete is undone by the next change of the same user, retried until it lands (an
+// unanswered change may or may not be done), so that one user at a time is cut off, for
+// about one gap.
+func (u *run) advanceUser(su *simUser, change userChange) {
+	if u.acc.users[u.acc.next%len(u.acc.users)] != su {
+		return // an answer to a change sent before a timeout moved on
 	}
-	u.atUserStep(u.after(u.o.UserGapNs))
+	if change == userDelete || (change == userGrants && !su.revoked) {
+		return
+	}
+	u.acc.next++
+}
+
+// scheduleUserStep: the next change soon while some user was never made or the current
+// one is cut off (after a client's error backoff if failed), else after UserGapNs.
+func (u *run) scheduleUserStep(failed bool) {
+	cur := u.acc.users[u.acc.next%len(u.acc.users)]
+	soon := !cur.exists || cur.revoked
+	for _, su := range u.acc.users {
+		soon = soon || !su.made
+	}
+	switch {
+	case soon && failed:
+		u.atUserStep(u.think() + errorBackoffNs)
+	case soon:
+		u.atUserStep(u.think())
+	default:
+		u.atUserStep(u.after(u.o.UserGapNs))
+	}
 }
 
 // simHasher makes hashes of bcrypt's shape ("$2a$04$", 22 characters of salt, 31 of
