@@ -55,6 +55,20 @@
 // Partitions are opened lazily, on their first commit, consume or stats request; work
 // that arrives while one recovers waits for it.
 //
+// # Readiness and reclaimed files
+//
+// Readiness (catchup.go) is what /readyz answers: once the metastore replica is
+// recovered and a leader is known, the node asks the leader for a read barrier; it is
+// ready once its replica has applied up to the leader's commit index that barrier saw
+// (retried CatchUpRetryNs after a failure; sticky once reached). Requests are served per
+// IsReady, which does not wait for it.
+//
+// The reclaimer (core/reclaim, driven from reclaim.go) removes the partition directories
+// of incarnations the replica deleted: a pass at start and after every topic delete the
+// replica applies; a directory is dead only when its incarnation is deleted at or below
+// the applied index, not open here, with no disk op in flight (else a pass follows their
+// completion).
+//
 // # Failures
 //
 // A failed fsync anywhere (WAL, metastore, partition log, ack log) fails the node: the

@@ -68,7 +68,7 @@
 //   - reclaim (reclaim.go): a partition directory removed belongs to an incarnation no
 //     replica holds at or past the remover's applied index (never the main topic's), and
 //     after the heal no node keeps a directory of an incarnation its replica deleted
-//     (within ReclaimBoundNs).
+//     (within invariants.ReclaimBoundNs).
 //
 // The crash schedule skips a crash while no up node follows an up metastore leader, so
 // that raft gets the time to elect one (a seed that never elects exercises nothing).

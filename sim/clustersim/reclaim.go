@@ -2,11 +2,9 @@ package clustersim
 
 import (
 	"fmt"
-	"path"
-	"strconv"
-	"strings"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/invariants"
 )
 
 // Reclaimed files (issue 13, point 6). A node removes the partition directories of a
@@ -16,32 +14,14 @@ import (
 //     replica holds at or past the remover's applied index: a replica that has applied as far and still holds it
 //     proves the remover cannot have seen it deleted (the main topic is never deleted);
 //   - after the heal, within ReclaimBoundNs, no node holds a directory of an incarnation
-//     its replica deleted.
-
-// ReclaimBoundNs bounds how long after the heal's deliveries the nodes may take to
-// remove what deleted incarnations left: a pass put off by a failed op waits 1 s
-// (reclaim.DefaultRetryNs), one put off for ops in flight waits for their completion.
-const ReclaimBoundNs = 5_000_000_000
-
-// partitionRoots are core/node's roots of partition directories.
-var partitionRoots = []string{"parts", "acks"}
-
-// incarnationOf reads the incarnation of a path under a partition root.
-func incarnationOf(name string) (uint64, bool) {
-	root, rest, ok := strings.Cut(name, "/")
-	if !ok || (root != "parts" && root != "acks") || len(rest) < 17 || rest[16] != '-' {
-		return 0, false
-	}
-	id, err := strconv.ParseUint(rest[:16], 16, 64)
-	return id, err == nil
-}
+//     its replica deleted (invariants.ReclaimBoundNs).
 
 // checkRemoval holds a removal node mb issues to the rule above.
 func (u *run) checkRemoval(mb *member, op disk.Op) {
 	if op.Kind != disk.KindRemoveDir {
 		return
 	}
-	id, ok := incarnationOf(op.Name)
+	id, ok := invariants.IncarnationOf(op.Name)
 	if !ok {
 		return
 	}
@@ -59,46 +39,28 @@ func (u *run) checkRemoval(mb *member, op disk.Op) {
 	}
 }
 
-// leftovers lists the directories of deleted incarnations on the up nodes' disks.
-func (u *run) leftovers() []string {
-	var out []string
-	for _, mb := range u.members {
-		if !mb.up {
-			continue
-		}
-		for _, root := range partitionRoots {
-			names, _ := mb.d.ListDirs(root)
-			for _, name := range names {
-				p := path.Join(root, name)
-				if id, ok := incarnationOf(p + "/"); ok && mb.n.IncarnationDeleted(id) {
-					out = append(out, fmt.Sprintf("n%d:%s", mb.id, p))
+// awaitReclaimed runs the healed cluster until no up node holds a directory of an
+// incarnation its replica deleted, for at most invariants.ReclaimBoundNs.
+func (u *run) awaitReclaimed() {
+	left := func() ([]string, bool) {
+		var out []string
+		for _, mb := range u.members {
+			if mb.up {
+				for _, dir := range invariants.LeftDirs(mb.d, mb.n.IncarnationDeleted) {
+					out = append(out, fmt.Sprintf("n%d:%s", mb.id, dir))
 				}
 			}
 		}
+		return out, true
 	}
-	return out
-}
-
-// awaitReclaimed runs the healed cluster until no node holds a directory of a deleted
-// incarnation, for at most ReclaimBoundNs.
-func (u *run) awaitReclaimed() {
-	start, nextLook := u.s.Now(), u.s.Now()
-	for u.err == nil {
-		if u.s.Now() >= nextLook {
-			left := u.leftovers()
-			if len(left) == 0 {
-				return
-			}
-			if u.s.Now()-start > ReclaimBoundNs {
-				u.violate(fmt.Errorf("reclaim: %d directories of deleted incarnations left %d s after the heal: %v", len(left), ReclaimBoundNs/1_000_000_000, left[:min(len(left), 5)]))
-				return
-			}
-			nextLook = u.s.Now() + 100_000_000
-		}
+	step := func() bool {
 		e, ok := u.s.Next()
-		if !ok {
-			return
+		if ok && u.err == nil {
+			u.step(e)
 		}
-		u.step(e)
+		return ok && u.err == nil
+	}
+	if err := invariants.AwaitReclaimed(u.s.Now, step, left); err != nil {
+		u.violate(err)
 	}
 }

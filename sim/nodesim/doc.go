@@ -45,7 +45,7 @@
 //     DeliveredFloor messages proves too little and fails;
 //   - reclaim (reclaim.go; half the seeds, Options.DoomAtNs): a topic created, filled and
 //     deleted under the faults; no directory of a clients' topic is ever removed, and
-//     after the heal none of the deleted one is left (within ReclaimBoundNs).
+//     after the heal none of the deleted one is left (within invariants.ReclaimBoundNs).
 //
 // Stats count the faults that fired and each checker's work (TestSeedsCoverFaultsAndCheckers).
 // Run(Draw(seed)) is a pure function of the seed; every processed event is folded into

@@ -3,11 +3,10 @@ package nodesim
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/invariants"
 )
 
 // A doomed topic (issue 13, point 6). In half the seeds (Options.DoomAtNs) the simulator
@@ -17,7 +16,7 @@ import (
 // no client reads them and no check counts them. Checked (check name "reclaim"):
 //   - a directory removed under "parts" or "acks" is never of a clients' topic;
 //   - after the heal, within ReclaimBoundNs, the node keeps no directory of an
-//     incarnation its replica deleted.
+//     incarnation its replica deleted (invariants.ReclaimBoundNs).
 
 const (
 	doomedTopic   = "doomed"
@@ -25,10 +24,6 @@ const (
 	doomWaitsMax  = 300 // stats reads waiting for the two commits, then the delete goes anyway
 	doomedRecords = 2
 )
-
-// ReclaimBoundNs bounds how long after the heal the node may take to remove what the
-// doomed topic left: a pass after a failed op waits 1 s (reclaim.DefaultRetryNs).
-const ReclaimBoundNs = 5_000_000_000
 
 // Steps of the doomed topic.
 const (
@@ -116,19 +111,9 @@ func (u *run) onDoomLost() {
 	u.s.At(u.s.Now()+u.o.RestartNs+doomRetryNs, event{kind: evDoom})
 }
 
-// incarnationOf reads the incarnation of a path under a partition root.
-func incarnationOf(name string) (uint64, bool) {
-	root, rest, ok := strings.Cut(name, "/")
-	if !ok || (root != "parts" && root != "acks") || len(rest) < 17 || rest[16] != '-' {
-		return 0, false
-	}
-	id, err := strconv.ParseUint(rest[:16], 16, 64)
-	return id, err == nil
-}
-
 // checkRemoval: a directory the node removes is never of a clients' topic.
 func (u *run) checkRemoval(op disk.Op) {
-	id, ok := incarnationOf(op.Name)
+	id, ok := invariants.IncarnationOf(op.Name)
 	if op.Kind != disk.KindRemoveDir || !ok {
 		return
 	}
@@ -141,40 +126,23 @@ func (u *run) checkRemoval(op disk.Op) {
 	}
 }
 
-// leftovers lists the directories of incarnations the node's replica deleted.
-func (u *run) leftovers() []string {
-	var out []string
-	for _, root := range []string{"parts", "acks"} {
-		names, _ := u.d.ListDirs(root)
-		for _, name := range names {
-			if id, ok := incarnationOf(root + "/" + name + "/"); ok && u.n.IncarnationDeleted(id) {
-				out = append(out, root+"/"+name)
-			}
-		}
-	}
-	return out
-}
-
-// awaitReclaimed runs the healed node until it keeps no directory of a deleted
-// incarnation, for at most ReclaimBoundNs.
+// awaitReclaimed runs the healed node until it keeps no directory of an incarnation its
+// replica deleted, for at most invariants.ReclaimBoundNs.
 func (u *run) awaitReclaimed() {
-	start, nextLook := u.s.Now(), u.s.Now()
-	for u.err == nil {
-		if u.s.Now() >= nextLook && u.up {
-			left := u.leftovers()
-			if len(left) == 0 {
-				return
-			}
-			if u.s.Now()-start > ReclaimBoundNs {
-				u.violate(fmt.Errorf("reclaim: %d directories of deleted incarnations left %d s after the heal: %v", len(left), ReclaimBoundNs/1_000_000_000, left))
-				return
-			}
-			nextLook = u.s.Now() + 100_000_000
+	left := func() ([]string, bool) {
+		if !u.up {
+			return nil, false
 		}
+		return invariants.LeftDirs(u.d, u.n.IncarnationDeleted), true
+	}
+	step := func() bool {
 		e, ok := u.s.Next()
-		if !ok {
-			return
+		if ok && u.err == nil {
+			u.handle(e)
 		}
-		u.handle(e)
+		return ok && u.err == nil
+	}
+	if err := invariants.AwaitReclaimed(u.s.Now, step, left); err != nil {
+		u.violate(err)
 	}
 }
