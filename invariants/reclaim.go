@@ -71,16 +71,27 @@ func LeftDirs(d DirLister, deleted func(id uint64) bool) []string {
 // or the run failed), left lists what is left (false when it cannot look now, a node
 // being down). The error names what is left after the bound.
 func AwaitReclaimed(now func() int64, step func() bool, left func() ([]string, bool)) error {
+	if dirs := AwaitNone(now, step, left, ReclaimBoundNs); len(dirs) > 0 {
+		return fmt.Errorf("reclaim: %d directories of deleted incarnations left %d s after the heal: %v",
+			len(dirs), ReclaimBoundNs/1_000_000_000, dirs[:min(len(dirs), 5)])
+	}
+	return nil
+}
+
+// AwaitNone runs a healed simulation until left lists nothing, looking every
+// reclaimLookNs of simulated time, for at most boundNs: step runs its next event (false
+// when there is none or the run failed), left lists what is still there (false when it
+// cannot look now). It returns what is left after the bound, or nil.
+func AwaitNone(now func() int64, step func() bool, left func() ([]string, bool), boundNs int64) []string {
 	start, nextLook := now(), now()
 	for {
 		if now() >= nextLook {
-			dirs, ok := left()
+			names, ok := left()
 			switch {
-			case ok && len(dirs) == 0:
+			case ok && len(names) == 0:
 				return nil
-			case ok && now()-start > ReclaimBoundNs:
-				return fmt.Errorf("reclaim: %d directories of deleted incarnations left %d s after the heal: %v",
-					len(dirs), ReclaimBoundNs/1_000_000_000, dirs[:min(len(dirs), 5)])
+			case ok && now()-start > boundNs:
+				return names
 			case ok:
 				nextLook = now() + reclaimLookNs
 			}

@@ -69,6 +69,13 @@
 //	readyearly         node       /readyz trusts the replica's own commit index     cluster  readiness
 //	reclaimlive        node       the reclaimer removes any partition directory     cluster  reclaim
 //	                              not open (a live topic's not yet reopened)
+//	poisonnode         node       a partition's failure fails the whole node        cluster  poison
+//	noreopen           node       a failed partition's reopen is put off for ever   node     invariant 2
+//	                              (a node whose partitions all failed holds their
+//	                              records for ever)
+//	reopentail         plog       a reopened log serves frames past the verified    node     invariant 10
+//	                              end (a failed commit's, sent again: two copies;
+//	                              seeds 300-400, first at 326; unit test too)
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is

@@ -143,7 +143,7 @@ func openShell(cfg config, listen, advertise string, logger *slog.Logger) (*node
 	ncfg := cfg.node
 	ncfg.NodeID, ncfg.Addr, ncfg.Meta.ID = cfg.nodeID, advertise, cfg.id
 	if cfg.peers == nil {
-		return nodeshell.Open(cfg.data, ncfg)
+		return nodeshell.OpenWrapped(cfg.data, ncfg, cfg.wrapFS)
 	}
 	ncfg.Meta.Voters = cfg.voters()
 	return nodeshell.OpenCluster(cfg.data, ncfg, nodeshell.Cluster{Listen: listen, Secret: cfg.secret,

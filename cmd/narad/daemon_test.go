@@ -360,6 +360,7 @@ type partStats struct {
 	NextOffset    uint64 `json:"next_offset"`
 	OwnerNode     string `json:"owner_node"`
 	SizeBytes     int64  `json:"size_bytes"`
+	State         string `json:"state,omitempty"`
 	InFlight      int    `json:"in_flight"`
 }
 

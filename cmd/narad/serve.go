@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/io/httpapi"
 	"github.com/narad/narad/io/nodeshell"
@@ -40,6 +41,9 @@ type config struct {
 	logLevel           slog.Level // minimum level logged
 	nodeID             string     // node name, shown as owner_node
 	produceInFlightMax int        // produce requests served at once; 0: unlimited
+	// wrapFS, set by tests only, wraps the data directory's file system of a single
+	// node: disk faults injected into the real shell.
+	wrapFS func(disk.FS) disk.FS
 
 	// Access control (security.go).
 	dev           bool   // security off; refused unless addr is loopback

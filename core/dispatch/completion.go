@@ -27,10 +27,13 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 		d.skipDirty = true
 		clear(b.ents[:len(batch)]) // the backing array outlives them: let them go
 		b.ents = b.ents[len(batch):]
-		b.failures, b.notBefore = 0, 0
+		b.failures, b.notBefore, b.failedAt = 0, 0, 0
 		return
 	}
 	d.stats.CommitsFailed++
+	if errors.Is(err, ErrPartitionFailed) {
+		b.failedAt = max(nowNs, 1)
+	}
 	for _, e := range batch {
 		e.status = stWaiting
 	}

@@ -12,6 +12,16 @@ import (
 // for a discard instead of retrying blindly.
 var ErrIncarnation = errors.New("dispatch: topic incarnation mismatch")
 
+// ErrPartitionFailed is a commit answer: the partition's owner reports the partition
+// failed (poisoned by a failed fdatasync or read-back, until it reopens). Its waiting
+// records go to a healthy sibling at once, for PartitionFailedHoldNs; then a commit
+// tries it again.
+var ErrPartitionFailed = errors.New("dispatch: the partition failed at its owner")
+
+// PartitionFailedHoldNs is how long an answer ErrPartitionFailed keeps a partition's
+// records going to its siblings.
+const PartitionFailedHoldNs = 2_000_000_000
+
 // Dispatcher moves durable WAL records to their partitions. See doc.go.
 type Dispatcher struct {
 	cfg Config

@@ -7,29 +7,31 @@ import (
 
 // rerouteStuck moves the records of every partition that cannot take them to a live
 // sibling partition of the same topic incarnation: the seed's availability trade. A
-// partition is stuck when membership says its owner is dead, at once; failed commits
-// alone never make it so (an owner that is alive gets its records once it can take them:
-// a cut, a slow disk or a restart must not scatter a partition's records over its
-// siblings). Only records waiting are moved: a commit in flight
-// is never rerouted (its answer, or its timeout, decides first), so no record is ever in
-// two commits at once.
+// partition is stuck when membership says its owner is dead, or when its owner answered
+// its last commit that the partition failed (ErrPartitionFailed: a failed fdatasync or
+// read-back poisoned it until its reopen), at once, for PartitionFailedHoldNs after that
+// answer; failed commits alone never make it so (an owner that is alive gets its records
+// once it can take them: a cut, a slow disk or a restart must not scatter a partition's
+// records over its siblings). Only records waiting are moved: a commit in flight is never
+// rerouted (its answer, or its timeout, decides first), so no record is ever in two
+// commits at once.
 func (d *Dispatcher) rerouteStuck(nowNs int64) {
 	var moves []Key
 	for _, k := range d.keys {
-		if d.stuck(d.buckets[k]) {
+		if d.stuck(nowNs, d.buckets[k]) {
 			moves = append(moves, k)
 		}
 	}
 	for _, k := range moves { // apart from the scan: rerouting may add buckets to d.keys
 		b := d.buckets[k]
-		if to, ok := d.liveSibling(k); ok {
+		if to, ok := d.liveSibling(nowNs, k); ok {
 			d.reroute(nowNs, b, to)
 		}
 	}
 }
 
 // stuck reports whether a bucket's waiting records should go elsewhere.
-func (d *Dispatcher) stuck(b *bucket) bool {
+func (d *Dispatcher) stuck(nowNs int64, b *bucket) bool {
 	movable := len(b.ents) - b.inflightN // a commit in flight is never rerouted
 	if mutRerouteInflight {
 		movable = len(b.ents)
@@ -40,21 +42,34 @@ func (d *Dispatcher) stuck(b *bucket) bool {
 	if mutRerouteAlive && b.failures >= 3 {
 		return true
 	}
+	if d.partitionFailed(nowNs, b.key) {
+		return true
+	}
 	_, dead := d.cat.Owner(b.key.Incarnation, b.key.Partition)
 	return dead
 }
 
-// liveSibling picks the first partition after k's (wrapping) whose owner is alive and is
-// not k's owner: rerouting to another partition of the same failing node would not help.
-func (d *Dispatcher) liveSibling(k Key) (uint32, bool) {
+// partitionFailed reports whether k's owner answered, within PartitionFailedHoldNs, that
+// the partition failed.
+func (d *Dispatcher) partitionFailed(nowNs int64, k Key) bool {
+	b, ok := d.buckets[k]
+	return ok && b.failedAt != 0 && nowNs < b.failedAt+PartitionFailedHoldNs
+}
+
+// liveSibling picks the first partition after k's (wrapping) whose owner is alive and
+// whose owner did not report it failed, and, when k's owner is dead, that is not k's
+// owner: rerouting to another partition of the same failing node would not help (one of
+// its partitions that failed alone is another matter).
+func (d *Dispatcher) liveSibling(nowNs int64, k Key) (uint32, bool) {
 	id, parts, ok := d.cat.Topic(k.Topic)
 	if !ok || id != k.Incarnation || k.Partition >= parts {
 		return 0, false // the topic looks gone: the discard path decides, not a reroute
 	}
-	owner, _ := d.cat.Owner(k.Incarnation, k.Partition)
+	owner, ownerDead := d.cat.Owner(k.Incarnation, k.Partition)
 	for i := uint32(1); i < parts; i++ {
 		p := (k.Partition + i) % parts
-		if o, dead := d.cat.Owner(k.Incarnation, p); !dead && o != owner {
+		sib := Key{Topic: k.Topic, Incarnation: k.Incarnation, Partition: p}
+		if o, dead := d.cat.Owner(k.Incarnation, p); !dead && (o != owner || !ownerDead) && !d.partitionFailed(nowNs, sib) {
 			return p, true
 		}
 	}

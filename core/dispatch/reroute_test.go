@@ -118,3 +118,45 @@ func TestNoLiveSiblingKeepsRecords(t *testing.T) {
 		t.Fatalf("with no live sibling the record is committed to its own partition: %+v", got)
 	}
 }
+
+// An owner that answers a commit "partition failed" sends that partition's records to a
+// sibling at once, one of the same owner included (the owner is alive, one partition of
+// it failed), skipping a sibling also reported failed; after PartitionFailedHoldNs a
+// commit tries the partition again, and a success ends the hold (issue 13, point 4).
+func TestFailedPartitionReroutesAtOnceThenIsTriedAgain(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 6, caughtUp: true, dead: map[uint64]bool{}}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 1)) // owner 2
+	d.Add(0, rec(2, "t", 1, 2)) // owner 3
+	d.Pump(0)
+	got := commitsByPartition(t, d.Ready())
+	d.CommitDone(0, got[1].ID, ErrPartitionFailed)
+	d.CommitDone(0, got[2].ID, nil)
+	d.Add(0, rec(3, "t", 1, 2)) // owner 3, healthy
+	d.Pump(0)
+	got = commitsByPartition(t, d.Ready())
+	if c := got[2]; len(got) != 1 || len(c.Records) != 2 {
+		t.Fatalf("seq 1 should join seq 3 on partition 2 at once: %+v", got)
+	}
+	d.CommitDone(0, got[2].ID, ErrPartitionFailed) // seqs 1 and 3 both wait now
+	d.Pump(0)
+	got = commitsByPartition(t, d.Ready())
+	if c, ok := got[3]; len(got) != 1 || !ok || len(c.Records) != 2 {
+		t.Fatalf("seqs 1 and 3 should go to partition 3 (1 failed, 2 failed): %+v", got)
+	}
+	d.CommitDone(0, got[3].ID, nil)
+	now := int64(PartitionFailedHoldNs) + 1
+	d.Add(now, rec(4, "t", 1, 1))
+	d.Pump(now)
+	got = commitsByPartition(t, d.Ready())
+	if _, ok := got[1]; len(got) != 1 || !ok {
+		t.Fatalf("after the hold seq 4 should try partition 1 again: %+v", got)
+	}
+	d.CommitDone(now, got[1].ID, nil)
+	if d.partitionFailed(now, Key{Topic: "t", Incarnation: 1, Partition: 1}) {
+		t.Fatal("a success should end the hold")
+	}
+	if d.Stats().Rerouted != 3 { // seq 1 to partition 2, then seqs 1 and 3 to partition 3
+		t.Fatalf("rerouted %d, want 3", d.Stats().Rerouted)
+	}
+}

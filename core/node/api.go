@@ -21,6 +21,9 @@ var (
 	ErrForbidden       = errors.New("forbidden")                   // 403: the actor may not do this
 	ErrUserExists      = errors.New("user already exists")         // 409
 	ErrUserNotFound    = errors.New("user not found")              // 404
+	// ErrPartitionFailed: a produce pinned to a partition this node owns, which failed
+	// (a failed fdatasync or read-back) and waits for its reopen. 503 with Retry-After.
+	ErrPartitionFailed = errors.New("partition failed, reopening") // 503
 	// ErrNotCommitted: a synchronous produce's commit failed or timed out (not an HTTP
 	// answer: ProduceSync only). Its messages may or may not be stored.
 	ErrNotCommitted = errors.New("not committed at the partition's owner")
@@ -111,6 +114,7 @@ type PartitionStats struct {
 	OwnerNode     string
 	SizeBytes     int64
 	InFlight      int
+	Failed        bool // failed at its owner (a failed fdatasync or read-back), waiting for its reopen
 }
 
 // Limits of the API that the node enforces too.
@@ -126,7 +130,7 @@ const (
 // batch can be refused by the WAL's staging bound after some of its messages were
 // staged.) The simulators' histories rest on it.
 func Refused(err error) bool {
-	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady} {
+	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady, ErrPartitionFailed} {
 		if errors.Is(err, e) {
 			return true
 		}

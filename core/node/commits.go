@@ -106,6 +106,14 @@ const mergedCommitBytesMax = 8 << 20
 // meanwhile (from this node's dispatcher and its peers') go together in one log commit,
 // one fdatasync and one read-back, each answered with its own offsets.
 func (n *Node) startQueued(nowNs int64, p *partition) bool {
+	if p.failed != nil && len(p.queued) > 0 {
+		queued := p.queued
+		p.queued = nil
+		for _, job := range queued {
+			n.finishCommit(nowNs, job, plog.CommitDone{}, p.failed)
+		}
+		return true
+	}
 	if !p.ready() || p.inflight != nil || len(p.queued) == 0 {
 		return false
 	}
@@ -152,7 +160,7 @@ func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, er
 	}
 	if job.from == 0 {
 		if n.disp != nil {
-			n.disp.CommitDone(nowNs, job.id, err)
+			n.disp.CommitDone(nowNs, job.id, dispatchError(err))
 		}
 		return
 	}
@@ -160,6 +168,8 @@ func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, er
 	switch {
 	case errors.Is(err, errPartitionDropped):
 		resp = wire.CommitResponse{ID: job.id, Code: wire.CodeIncarnation}
+	case partitionFailure(err):
+		resp = wire.CommitResponse{ID: job.id, Code: wire.CodePartitionFailed}
 	case err != nil:
 		resp = wire.CommitResponse{ID: job.id, Code: wire.CodeRetry}
 	}
@@ -211,6 +221,8 @@ func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse)
 	case wire.CodeOK:
 	case wire.CodeIncarnation:
 		err = dispatch.ErrIncarnation
+	case wire.CodePartitionFailed:
+		err = dispatch.ErrPartitionFailed
 	default:
 		err = errRemoteRetry
 	}

@@ -30,8 +30,9 @@ type leased struct {
 }
 
 type readRef struct {
-	op  *consumeOp
-	idx int
+	op   *consumeOp
+	idx  int
+	part partKey
 }
 
 // Consume takes up to req.Max leases on the lowest available records (or replays one
@@ -176,7 +177,7 @@ func (n *Node) readLeased(nowNs int64, op *consumeOp) {
 
 func (n *Node) read(nowNs int64, p *partition, op *consumeOp, idx int, offset uint64) {
 	n.nextTk++
-	n.readOps[n.nextTk] = readRef{op: op, idx: idx}
+	n.readOps[n.nextTk] = readRef{op: op, idx: idx, part: p.key}
 	p.log.Read(nowNs, n.nextTk, offset, 1)
 }
 

@@ -71,8 +71,12 @@
 //
 // # Failures
 //
-// A failed fsync anywhere (WAL, metastore, partition log, ack log) fails the node: the
-// shell stops and a restart recovers every machine from the disk. Nothing acknowledged is
-// lost: the WAL keeps every record until the dispatcher's checkpoint passes it, and the
-// checkpoint passes a record only after its partition commit was fsynced and verified.
+// A failed fsync in the WAL or the metastore fails the node: the shell stops and a
+// restart recovers every machine from the disk. A failure of one partition's log or ack
+// files fails that partition alone (poison.go): its verified prefix stays readable,
+// commits to it are refused (the dispatchers reroute its records), and it is reopened
+// from the disk, cut back to that prefix, after PartitionReopenNs (doubling up to
+// PartitionReopenMaxNs). Nothing acknowledged is lost: the WAL keeps every record until
+// the dispatcher's checkpoint passes it, and the checkpoint passes a record only after
+// its partition commit was fsynced and verified.
 package node

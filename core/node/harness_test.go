@@ -22,6 +22,8 @@ type harness struct {
 	resps map[uint64]node.Response
 	tok   uint64
 	fail  error
+	// failOp, when set, picks ops that fail with disk.ErrIO without touching the disk.
+	failOp func(disk.Op) bool
 }
 
 func newHarness(t testing.TB, d *sim.Disk) *harness {
@@ -75,7 +77,11 @@ func (h *harness) settle() {
 		}
 		op := h.ops[0]
 		h.ops = h.ops[1:]
-		h.n.DiskDone(h.now, disk.Apply(h.d, op))
+		if h.failOp != nil && h.failOp(op) {
+			h.n.DiskDone(h.now, disk.Result{ID: op.ID, Kind: op.Kind, Err: disk.ErrIO})
+		} else {
+			h.n.DiskDone(h.now, disk.Apply(h.d, op))
+		}
 		h.pump()
 	}
 }

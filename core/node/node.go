@@ -30,6 +30,10 @@ type Config struct {
 	// message of partition from goes to partition to of incarnation topicID instead (the
 	// simulators hold every record found off its partition to such a move).
 	OnWalk func(topicID uint64, from, to uint32)
+	// OnPartitionReopen, when set, is told when a failed partition is reopened (its
+	// machines made anew, recovering from the disk): its leases and the acks not yet
+	// durable are gone (poison.go). For the simulators' checks.
+	OnPartitionReopen func(topicID uint64, index uint32)
 	// RootHash is the bcrypt hash of the root user's password, from the shell; while it
 	// is set, a leader whose replica has no root user proposes it (users.go). Empty: the
 	// node never makes one (security off, or the simulators).
@@ -111,6 +115,8 @@ type Node struct {
 	nextInternal            uint64
 
 	commitLatency Histogram
+	// Partitions that failed alone, and their reopens (poison.go).
+	partFailures, partReopens uint64
 }
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
@@ -273,6 +279,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 	take(n.rootDeadline())
 	take(n.catchUpDeadline())
 	take(n.reclaim.NextDeadline())
+	take(n.reopenDeadline())
 	if n.disp != nil {
 		take(n.disp.NextDeadline())
 	}

@@ -37,9 +37,15 @@ type partition struct {
 	commitAt    int64       // when it started
 	queued      []commitJob // commits waiting for recovery or for the one in flight
 	consumers   []uint64    // consume tokens waiting for records here
+	// A failed partition (poison.go): why, its failures without a commit between, when
+	// it is reopened, and whether that time came (it drains).
+	failed    error
+	failures  int
+	reopenAt  int64
+	reopenDue bool
 }
 
-func (p *partition) ready() bool { return p.logReady && p.leasesReady }
+func (p *partition) ready() bool { return p.logReady && p.leasesReady && !p.reopenDue }
 
 func partDir(prefix string, k partKey) string {
 	return fmt.Sprintf("%s/%016x-%d", prefix, k.topicID, k.index)
@@ -51,19 +57,27 @@ func (n *Node) partitionFor(nowNs int64, t meta.Topic, index uint32) *partition 
 	if p := n.parts[k]; p != nil {
 		return p
 	}
-	p := &partition{
-		key: k, topic: t.Name,
-		log: plog.New(plog.Config{Dir: partDir("parts", k), SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
-			RetentionMs: t.RetentionMs}),
-		leases: lease.New(lease.Config{Dir: partDir("acks", k), VisibilityTimeoutNs: t.VisibilityTimeoutMs * 1_000_000,
-			MaxInFlight: int(t.MaxInFlightPerPartition), AckFlushIntervalNs: n.cfg.AckFlushIntervalNs}, n.rand.Fork()),
-	}
+	p := &partition{key: k, topic: t.Name}
+	p.log, p.leases = n.newPartitionMachines(t, k, nil)
 	n.parts[k] = p
 	i, _ := slices.BinarySearchFunc(n.partKeys, k, comparePartKeys)
 	n.partKeys = slices.Insert(n.partKeys, i, k)
 	p.log.Open(nowNs)
 	p.leases.Open(nowNs)
 	return p
+}
+
+// newPartitionMachines makes partition k's log and lease manager, not yet open; a
+// reopen gives the verified end of the log it replaces (plog.Config.VerifiedEnd).
+func (n *Node) newPartitionMachines(t meta.Topic, k partKey, verifiedEnd *uint64) (*plog.Log, *lease.Manager) {
+	cfg := plog.Config{Dir: partDir("parts", k), SegmentBytesMax: n.cfg.PartitionSegmentBytesMax, RetentionMs: t.RetentionMs}
+	if verifiedEnd != nil {
+		cfg.VerifiedEnd, cfg.HasVerifiedEnd = *verifiedEnd, true
+	}
+	log := plog.New(cfg)
+	leases := lease.New(lease.Config{Dir: partDir("acks", k), VisibilityTimeoutNs: t.VisibilityTimeoutMs * 1_000_000,
+		MaxInFlight: int(t.MaxInFlightPerPartition), AckFlushIntervalNs: n.cfg.AckFlushIntervalNs}, n.rand.Fork())
+	return log, leases
 }
 
 // collectPartition routes one partition's outputs.
@@ -89,7 +103,7 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 		p.leases.SetOldest(p.log.OldestOffset())
 	}
 	if lr.Failed != nil {
-		n.fail(fmt.Errorf("partition %s/%d: %w", p.topic, k.index, lr.Failed))
+		n.poisonPartition(nowNs, p, fmt.Errorf("partition %s/%d: %w", p.topic, k.index, lr.Failed))
 	}
 	sr := p.leases.Ready()
 	n.issue(compLease, k, sr.Ops)
@@ -97,11 +111,11 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 		p.leasesReady = true
 	}
 	if sr.Failed != nil {
-		n.fail(fmt.Errorf("acks of %s/%d: %w", p.topic, k.index, sr.Failed))
+		n.poisonPartition(nowNs, p, fmt.Errorf("acks of %s/%d: %w", p.topic, k.index, sr.Failed))
 	}
 	moved := len(lr.Ops) > 0 || len(lr.Commits) > 0 || len(lr.Reads) > 0 || lr.Recovered != nil ||
 		len(sr.Ops) > 0 || sr.Recovered != nil || lr.Failed != nil || sr.Failed != nil
-	if n.startQueued(nowNs, p) {
+	if n.startQueued(nowNs, p) || n.maybeReopen(nowNs, p) {
 		moved = true
 	}
 	if lr.Recovered != nil || sr.Recovered != nil {
@@ -119,6 +133,7 @@ func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
 	n.commitLatency.Observe(nowNs - p.commitAt)
 	if c.Err == nil {
 		p.leases.SetHighWatermark(p.log.HighWatermark())
+		p.failures = 0
 	}
 	base := c.BaseOffset
 	for _, job := range jobs { // each job's records, in order, from the commit's base

@@ -105,6 +105,9 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 		if m.Partition >= int64(t.Partitions) {
 			return 0, fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, m.Partition, t.Partitions)
 		}
+		if p := n.parts[partKey{topicID: t.ID, index: uint32(m.Partition)}]; p != nil && p.failed != nil {
+			return 0, fmt.Errorf("%w: partition %d: %v", ErrPartitionFailed, m.Partition, p.failed)
+		}
 		return uint32(m.Partition), nil
 	case m.HasKey:
 		h := fnv.New32a()

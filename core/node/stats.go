@@ -54,11 +54,16 @@ type Stats struct {
 	PartitionCommits, CommitJobs uint64
 	CommitLatency                Histogram
 	Dispatch                     dispatch.Stats // counters since this process started
+	// PartitionsFailed are this node's partitions failed now (poison.go); PartitionFailures
+	// and PartitionReopens count the failures and reopens since the process started.
+	PartitionsFailed                    int
+	PartitionFailures, PartitionReopens uint64
 }
 
 // Stats returns a snapshot.
 func (n *Node) Stats() Stats {
-	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone(), PartitionCommits: n.partCommits, CommitJobs: n.commitJobs}
+	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone(), PartitionCommits: n.partCommits, CommitJobs: n.commitJobs,
+		PartitionFailures: n.partFailures, PartitionReopens: n.partReopens}
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
 		s.Dispatch = n.disp.Stats()
@@ -66,6 +71,9 @@ func (n *Node) Stats() Stats {
 	for _, pk := range n.partKeys {
 		p := n.parts[pk]
 		s.ConsumesWaiting += len(p.consumers)
+		if p.failed != nil {
+			s.PartitionsFailed++
+		}
 		if p.ready() {
 			s.LeasesInFlight += p.leases.InFlight()
 		}

@@ -199,7 +199,9 @@ func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
 			continue
 		}
 		ps := wire.PartitionStat{Index: i}
-		if p := n.partitionFor(nowNs, t, i); p.ready() {
+		p := n.partitionFor(nowNs, t, i)
+		ps.Failed = p.failed != nil
+		if p.ready() {
 			ps.HighWatermark, ps.OldestOffset = statsHighWatermark(p), p.log.OldestOffset()
 			ps.SizeBytes, ps.InFlight = uint64(p.log.SizeBytes()), uint32(p.leases.InFlight())
 		}
@@ -210,7 +212,7 @@ func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
 
 func fillStats(s PartitionStats, ps wire.PartitionStat) PartitionStats {
 	s.HighWatermark, s.NextOffset, s.OldestOffset = ps.HighWatermark, ps.HighWatermark, ps.OldestOffset
-	s.SizeBytes, s.InFlight = int64(ps.SizeBytes), int(ps.InFlight)
+	s.SizeBytes, s.InFlight, s.Failed = int64(ps.SizeBytes), int(ps.InFlight), ps.Failed
 	return s
 }
 

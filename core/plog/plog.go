@@ -17,6 +17,13 @@ type Config struct {
 
 	ReadCacheBatchesMax int // verified batches kept in memory for reads (doc.go, The read cache)
 	ReadCacheBytesMax   int // and their bytes: frames plus decoded entries
+
+	// VerifiedEnd, when HasVerifiedEnd, is the high-watermark of an earlier machine of
+	// this log in the same process (a failed partition's reopen): every frame at or past
+	// it is of a commit that was answered failed, and recovery cuts it, so that the
+	// reopened log serves its verified prefix only (the records were sent again).
+	VerifiedEnd    uint64
+	HasVerifiedEnd bool
 }
 
 // Defaults.

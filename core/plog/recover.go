@@ -151,6 +151,7 @@ func (rc *recovery) note(s string) { rc.notes = append(rc.notes, s) }
 func (l *Log) finishScan() {
 	rc := l.rec
 	rc.phase = phaseFinish
+	l.cutToVerifiedEnd()
 	l.segs = rc.segs
 	l.hw = rc.expected
 	if len(l.segs) == 0 {
@@ -191,4 +192,28 @@ func (l *Log) completeRecovery() {
 	l.out.Recovered = &Recovery{HighWatermark: l.hw, OldestOffset: l.oldest, Decisions: rc.notes, Holes: rc.holes}
 	l.rec = nil
 	l.state = stateReady
+}
+
+// cutToVerifiedEnd drops from the scan's result every frame at or past Config.VerifiedEnd
+// (a reopen's): they are of commits answered failed. Only the last segment's newest
+// frames can be (one commit is in flight at a time, and it writes to the active segment).
+func (l *Log) cutToVerifiedEnd() {
+	rc := l.rec
+	if !l.cfg.HasVerifiedEnd || mutReopenTail {
+		return
+	}
+	for len(rc.segs) > 0 && rc.expected > l.cfg.VerifiedEnd {
+		last := &rc.segs[len(rc.segs)-1]
+		if len(last.batches) == 0 {
+			break
+		}
+		b := last.batches[len(last.batches)-1]
+		if b.base < l.cfg.VerifiedEnd {
+			break
+		}
+		rc.note(fmt.Sprintf("reopen: %s@%d holds offsets %d-%d of a commit answered failed: cut", last.name, b.pos, b.base, b.base+uint64(b.count)-1))
+		last.batches = last.batches[:len(last.batches)-1]
+		rc.cut, rc.cutSize, last.size = true, b.pos, b.pos
+		rc.expected = b.base
+	}
 }

@@ -338,3 +338,38 @@ func TestRecoveryR11ReadsTheNewestFrameBackAfterTheSync(t *testing.T) {
 		t.Fatalf("%s", got)
 	}
 }
+
+// A reopen (Config.VerifiedEnd) cuts every frame at or past the earlier machine's
+// verified end: they are of a commit answered failed, sent again elsewhere (issue 13,
+// point 4); the log then commits at that offset again.
+func TestReopenCutsFramesPastTheVerifiedEnd(t *testing.T) {
+	d := newDisk()
+	b, _ := frames(0, "a", "b", "c")
+	writeSegment(t, d, 0, b)
+	h := newHarness(t, plog.Config{VerifiedEnd: 2, HasVerifiedEnd: true}, d)
+	r := h.recovered
+	if r.HighWatermark != 2 || !hasDecision(r, "reopen:") {
+		t.Fatalf("%+v", r)
+	}
+	if got := readAll(h, 0, 3); got != "0=a,1=b,2=none" {
+		t.Fatalf("%s", got)
+	}
+	if c := h.commitNow("d"); c.Err != nil || c.BaseOffset != 2 {
+		t.Fatalf("%+v", c)
+	}
+	h2 := newHarness(t, plog.Config{}, d) // a restart: the cut was durable
+	if got := readAll(h2, 0, 4); got != "0=a,1=b,2=d,3=none" {
+		t.Fatalf("after a restart: %s", got)
+	}
+}
+
+// A verified end at or past everything stored cuts nothing.
+func TestReopenKeepsWhatIsVerified(t *testing.T) {
+	d := newDisk()
+	b, _ := frames(0, "a", "b")
+	writeSegment(t, d, 0, b)
+	h := newHarness(t, plog.Config{VerifiedEnd: 2, HasVerifiedEnd: true}, d)
+	if r := h.recovered; r.HighWatermark != 2 || hasDecision(r, "reopen:") {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -21,6 +21,7 @@ type PartitionStat struct {
 	OldestOffset  uint64
 	SizeBytes     uint64
 	InFlight      uint32
+	Failed        bool // failed at its owner, waiting for its reopen
 }
 
 // StatsResponse answers a StatsRequest with the partitions the owner serves. TopicID is
@@ -68,7 +69,48 @@ func (m StatsResponse) appendBody(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint64(b, p.SizeBytes)
 		b = binary.LittleEndian.AppendUint32(b, p.InFlight)
 	}
+	return appendFailed(b, m.Partitions)
+}
+
+// appendFailed appends, only when some partition failed, their positions in the
+// response: a u16 count and a u16 position each. A response with none keeps the layout
+// of earlier versions (which refuse the trailer: their owners' stats of a failed
+// partition are then missing, as for an unanswered request).
+func appendFailed(b []byte, ps []PartitionStat) []byte {
+	var at []uint16
+	for i, p := range ps {
+		if p.Failed {
+			at = append(at, uint16(i))
+		}
+	}
+	if len(at) == 0 {
+		return b
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(at)))
+	for _, i := range at {
+		b = binary.LittleEndian.AppendUint16(b, i)
+	}
 	return b
+}
+
+// readFailed reads appendFailed's trailer, if any.
+func (r *reader) readFailed(ps []PartitionStat) {
+	if len(r.b) == 0 {
+		return
+	}
+	n := r.count(len(ps), 2)
+	if n == 0 {
+		r.bad = true // a trailer says at least one: one encoding per message
+		return
+	}
+	for range n {
+		i := int(r.u16())
+		if i >= len(ps) || ps[i].Failed {
+			r.bad = true
+			return
+		}
+		ps[i].Failed = true
+	}
 }
 
 // statsResponseTopic reads kind 15: the incarnation (never 0: that is kind 12), then
@@ -90,6 +132,7 @@ func (r *reader) statsResponse() StatsResponse {
 	for i := range m.Partitions {
 		m.Partitions[i] = PartitionStat{Index: r.u32(), HighWatermark: r.u64(), OldestOffset: r.u64(), SizeBytes: r.u64(), InFlight: r.u32()}
 	}
+	r.readFailed(m.Partitions)
 	return m
 }
 

@@ -94,10 +94,11 @@ type Code uint8
 
 // The outcomes.
 const (
-	CodeOK          Code = iota + 1 // durable and verified at BaseOffset..BaseOffset+Count-1
-	CodeRetry                       // nothing was committed; the sender retries later
-	CodeIncarnation                 // the topic incarnation is not current here
-	CodeNotOwner                    // this node does not own the partition
+	CodeOK              Code = iota + 1 // durable and verified at BaseOffset..BaseOffset+Count-1
+	CodeRetry                           // nothing was committed; the sender retries later
+	CodeIncarnation                     // the topic incarnation is not current here
+	CodeNotOwner                        // this node does not own the partition
+	CodePartitionFailed                 // the partition failed here (until its reopen): nothing was committed
 	codeEnd
 )
 

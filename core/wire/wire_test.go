@@ -24,7 +24,7 @@ func genMessage(t *rapid.T) Message {
 		}
 		for range rapid.IntRange(0, 4).Draw(t, "n") {
 			m.Partitions = append(m.Partitions, PartitionStat{Index: rapid.Uint32().Draw(t, "i"), HighWatermark: rapid.Uint64().Draw(t, "hw"),
-				OldestOffset: rapid.Uint64().Draw(t, "old"), SizeBytes: rapid.Uint64().Draw(t, "size"), InFlight: rapid.Uint32().Draw(t, "inflight")})
+				OldestOffset: rapid.Uint64().Draw(t, "old"), SizeBytes: rapid.Uint64().Draw(t, "size"), InFlight: rapid.Uint32().Draw(t, "inflight"), Failed: rapid.Bool().Draw(t, "failed")})
 		}
 		return m
 	case 4:
@@ -216,6 +216,7 @@ func FuzzDecode(f *testing.F) {
 		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7}}},
+		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 1}, {Index: 2, Failed: true}}},
 	} {
 		b, err := Encode(nil, m)
 		if err != nil {

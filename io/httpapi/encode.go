@@ -174,6 +174,9 @@ type partitionStatsJSON struct {
 	OwnerNode     string `json:"owner_node"`
 	SizeBytes     int64  `json:"size_bytes"`
 	InFlight      int    `json:"in_flight"`
+	// State is "failed" while the partition waits for its reopen (an addition to API.md's
+	// fields, absent when healthy).
+	State string `json:"state,omitempty"`
 }
 
 func encodeTopicDetail(t node.Topic, stats []node.PartitionStats) topicDetailJSON {
@@ -182,6 +185,9 @@ func encodeTopicDetail(t node.Topic, stats []node.PartitionStats) topicDetailJSO
 		d.PartitionStats[i] = partitionStatsJSON{
 			Index: p.Index, HighWatermark: p.HighWatermark, OldestOffset: p.OldestOffset,
 			NextOffset: p.NextOffset, OwnerNode: p.OwnerNode, SizeBytes: p.SizeBytes, InFlight: p.InFlight,
+		}
+		if p.Failed {
+			d.PartitionStats[i].State = "failed"
 		}
 	}
 	return d

@@ -43,6 +43,10 @@ func tooLarge(limit int64) *apiError {
 	return &apiError{status: http.StatusRequestEntityTooLarge, msg: "body over " + strconv.FormatInt(limit, 10) + " bytes"}
 }
 
+// retryAfterPartitionFailed is the Retry-After, in seconds, of a 503 for a produce pinned
+// to a failed partition: its first reopen comes after node.PartitionReopenNs.
+const retryAfterPartitionFailed = 1
+
 // statusTable maps the node's sentinels to statuses; the first match wins, so the more
 // specific sentinels come before ErrInvalid, which other errors may wrap too.
 var statusTable = []struct {
@@ -61,6 +65,7 @@ var statusTable = []struct {
 	{node.ErrCorrupt, http.StatusInternalServerError},
 	{node.ErrShuttingDown, http.StatusServiceUnavailable},
 	{node.ErrNotReady, http.StatusServiceUnavailable},
+	{node.ErrPartitionFailed, http.StatusServiceUnavailable},
 	{node.ErrLeaseGone, http.StatusGone},
 	{node.ErrBadHandle, http.StatusGone},
 	{node.ErrOffsetRemoved, http.StatusGone},
@@ -93,6 +98,9 @@ func statusOf(err error) (int, string) {
 // writeError answers err as {"error": "<message>"} and returns the status it wrote.
 func writeError(w http.ResponseWriter, err error) int {
 	status, msg := statusOf(err)
+	if errors.Is(err, node.ErrPartitionFailed) {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterPartitionFailed))
+	}
 	b := make([]byte, 0, len(msg)+16)
 	b = append(b, `{"error":`...)
 	b = appendString(b, msg)

@@ -99,12 +99,16 @@ var (
 	descBacklogBytes   = prometheus.NewDesc("narad_dispatcher_backlog_bytes", "Payload bytes of those records.", nil, nil)
 	descInFlight       = prometheus.NewDesc("narad_leases_in_flight", "Consume leases held, all partitions.", nil, nil)
 	descCommitSeconds  = prometheus.NewDesc("narad_partition_commit_seconds", "commitDurable latency (append, fsync, read-back, verify).", nil, nil)
+	descPartsFailed    = prometheus.NewDesc("narad_partitions_failed", "This node's partitions failed now (a failed fdatasync or read-back), waiting for their reopen.", nil, nil)
+	descPartFailures   = prometheus.NewDesc("narad_partition_failures_total", "Partition failures since the process started.", nil, nil)
+	descPartReopens    = prometheus.NewDesc("narad_partition_reopens_total", "Failed partitions reopened (recovered from disk) since the process started.", nil, nil)
 )
 
 type coreCollector struct{ s *Shell }
 
 func (c *coreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecordsPerSync, descWALSyncs, descWALRecords, descBacklog, descBacklogBytes, descInFlight, descCommitSeconds} {
+	for _, d := range []*prometheus.Desc{descRecordsPerSync, descWALSyncs, descWALRecords, descBacklog, descBacklogBytes, descInFlight, descCommitSeconds,
+		descPartsFailed, descPartFailures, descPartReopens} {
 		ch <- d
 	}
 }
@@ -123,6 +127,9 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBacklog, prometheus.GaugeValue, float64(st.BacklogRecords))
 	ch <- prometheus.MustNewConstMetric(descBacklogBytes, prometheus.GaugeValue, float64(st.BacklogBytes))
 	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(st.LeasesInFlight))
+	ch <- prometheus.MustNewConstMetric(descPartsFailed, prometheus.GaugeValue, float64(st.PartitionsFailed))
+	ch <- prometheus.MustNewConstMetric(descPartFailures, prometheus.CounterValue, float64(st.PartitionFailures))
+	ch <- prometheus.MustNewConstMetric(descPartReopens, prometheus.CounterValue, float64(st.PartitionReopens))
 	buckets := map[float64]uint64{}
 	var cum uint64
 	for i, bound := range st.CommitLatency.BoundsNs {

@@ -55,7 +55,7 @@ func OpenCluster(root string, cfg node.Config, cl Cluster) (*Shell, error) {
 		cfg.Addr = tr.Addr()
 	}
 	m := newMetrics()
-	s, err := open(root, cfg, m, newPeerLink(tr, m))
+	s, err := open(root, cfg, m, newPeerLink(tr, m), nil)
 	if err != nil {
 		return nil, errors.Join(err, tr.Close())
 	}

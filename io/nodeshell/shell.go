@@ -59,10 +59,16 @@ var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
 // in the background and Ready reports when it serves. The node sends no message to
 // peers: it is a cluster of one (see OpenCluster).
 func Open(root string, cfg node.Config) (*Shell, error) {
-	return open(root, cfg, newMetrics(), nil)
+	return open(root, cfg, newMetrics(), nil, nil)
 }
 
-func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, error) {
+// OpenWrapped is Open with the data directory's file system passed through wrap: the
+// end-to-end tests inject disk faults into the real shell with it.
+func OpenWrapped(root string, cfg node.Config, wrap func(disk.FS) disk.FS) (*Shell, error) {
+	return open(root, cfg, newMetrics(), nil, wrap)
+}
+
+func open(root string, cfg node.Config, m *metrics, link *peerLink, wrap func(disk.FS) disk.FS) (*Shell, error) {
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, err
@@ -77,7 +83,11 @@ func open(root string, cfg node.Config, m *metrics, link *peerLink) (*Shell, err
 	if link != nil {
 		link.shell = s // before the first step starts a sender
 	}
-	s.exec = osfs.NewExecutor(dir, diskWorkers, s.onDisk)
+	var fs disk.FS = dir
+	if wrap != nil {
+		fs = wrap(dir)
+	}
+	s.exec = osfs.NewExecutor(fs, diskWorkers, s.onDisk)
 	s.timer = time.AfterFunc(time.Hour, s.onTimer)
 	s.timer.Stop()
 	s.step(func(now int64) { s.node.Open(now) })

@@ -69,6 +69,11 @@
 //     replica holds at or past the remover's applied index (never the main topic's), and
 //     after the heal no node keeps a directory of an incarnation its replica deleted
 //     (within invariants.ReclaimBoundNs).
+//   - poison (poison.go): a node never fails for one partition's failure; a partition is
+//     reopened only after an op on its files failed on that node's disk since its last
+//     reopen or the process start; a reroute while the owner lives follows such a failure
+//     at the owner; after the heal no partition stays failed (invariants.ReopenBoundNs).
+//     A reopen explains a redelivery (its leases are gone) and an ack lost with it.
 //
 // The crash schedule skips a crash while no up node follows an up metastore leader, so
 // that raft gets the time to elect one (a seed that never elects exercises nothing).

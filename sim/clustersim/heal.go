@@ -80,6 +80,7 @@ func (u *run) heal() {
 	}
 	u.stats.HealNs = u.s.Now() - start
 	u.awaitReclaimed()
+	u.awaitReopened()
 	if u.err != nil {
 		return
 	}

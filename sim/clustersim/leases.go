@@ -63,6 +63,8 @@ const (
 	// however long before the crash they were (cluster seed 1673).
 	causeBehindReroute = "redispatch-behind-reroute"
 	causeAmbig         = "ambiguous-produce"
+	causeReopen        = "partition-reopen"        // the owner reopened the failed partition: its leases are gone
+	causeAckReopen     = "ack-lost-with-partition" // acked, and the owner reopened the partition before the ack was durable, or its ack files had failed
 	causeNoReason      = ""
 )
 
@@ -116,6 +118,9 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 		if u.ackFilesDamaged(k, prev) {
 			return causeAckDamaged, nil // its ack frame may be the write the disk damaged
 		}
+		if u.ackLostWithPartition(k, prev, now) {
+			return causeAckReopen, nil
+		}
 		owner, _ := u.owner(k.topicID, k.part)
 		return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered again to client %d after its ack was answered OK at %d ns, with no crash of its owner (node %d, crashes %v) within the ack-flush window, and no damage to its ack files on that node's disk between the ack and its last crash", k.topicID, k.part, k.offset, id, client, prev.ackDoneNs, owner, u.crashes[max(owner, 1)-1])
 	}
@@ -128,6 +133,9 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 	}
 	if u.ownerCrashed(k, prev.callNs, now) {
 		return causeCrash, nil
+	}
+	if u.ownerReopened(k, prev.callNs, now) {
+		return causeReopen, nil
 	}
 	return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered to client %d at %d ns while the lease taken by the consume sent at %d ns was live (visibility %d ms)", k.topicID, k.part, k.offset, id, client, now, start, u.visibilityNs/1_000_000)
 }

@@ -42,13 +42,6 @@ func hashPartition(key []byte, parts uint32) uint32 {
 	return h.Sum32() % parts
 }
 
-// move is one recorded change of a record's partition: a dispatcher reroute or a
-// synchronous produce's walk past a dead owner.
-type move struct {
-	atNs int64
-	to   uint32
-}
-
 // moveKey names the partition records were moved away from.
 type moveKey struct {
 	topicID uint64
@@ -58,30 +51,15 @@ type moveKey struct {
 // movedTo reports whether recorded moves made at or after sinceNs lead from partition
 // from to partition to of incarnation topicID (reroutes chain when a sibling dies too).
 func (u *run) movedTo(topicID uint64, from, to uint32, sinceNs int64) bool {
-	seen := map[uint32]bool{from: true}
-	frontier := []uint32{from}
-	for len(frontier) > 0 {
-		p := frontier[0]
-		frontier = frontier[1:]
-		for _, mv := range u.moves[moveKey{topicID, p}] {
-			if mv.atNs < sinceNs || seen[mv.to] {
-				continue
-			}
-			if mv.to == to {
-				return true
-			}
-			seen[mv.to] = true
-			frontier = append(frontier, mv.to)
-		}
-	}
-	return false
+	return u.moves.LeadTo(topicID, from, to, sinceNs)
 }
 
 // onReroute notes a reroute by node mb's dispatcher, which may move records off a
-// partition only when mb's replica marks its owner dead (issue 13, point 8: failed
-// commits to an owner alive never reroute).
+// partition only when mb's replica marks its owner dead, or when the owner's partition
+// failed (issue 13, points 8 and 4: failed commits to an owner alive and a healthy
+// partition never reroute).
 func (u *run) onReroute(mb *member, k dispatch.Key, to uint32) {
-	if owner, ok := mb.n.PartitionOwner(k.Incarnation, k.Partition); ok && !mb.n.MemberDead(owner) {
+	if owner, ok := mb.n.PartitionOwner(k.Incarnation, k.Partition); ok && !mb.n.MemberDead(owner) && !u.partitionFailedAt(owner, k) {
 		u.violate(fmt.Errorf("dispatch: node %d rerouted records of partition %d of incarnation %d to %d while its replica called their owner %d alive", mb.id, k.Partition, k.Incarnation, to, owner))
 	}
 	u.stats.RerouteChecks++
@@ -97,8 +75,7 @@ type reroute struct {
 }
 
 func (u *run) onMove(topicID uint64, from, to uint32, walk bool) {
-	k := moveKey{topicID, from}
-	u.moves[k] = append(u.moves[k], move{atNs: u.s.Now(), to: to})
+	u.moves.Add(invariants.PartRef{TopicID: topicID, Index: from}, to, u.s.Now())
 	if walk {
 		u.stats.Walks++
 	}
@@ -173,4 +150,22 @@ func (u *run) checkPartition(s *sent, msg node.Message) error {
 		return nil
 	}
 	return fmt.Errorf("at partition %d of incarnation %d, %s partition %d, with no reroute or walk from there on record since its produce", msg.Partition, msg.TopicID, what, want)
+}
+
+// rerouteAfterFailureNs bounds how long after a failed op on a partition's files its
+// owner may still answer commits "partition failed" and a dispatcher still reroute for
+// it: the longest wait for the reopen, then the hold of the last such answer, and the
+// commit timeout for an answer on its way.
+func (u *run) rerouteAfterFailureNs() int64 {
+	return node.PartitionReopenMaxNs + dispatch.PartitionFailedHoldNs + u.o.CommitTimeoutNs
+}
+
+// partitionFailedAt reports whether an op on partition k's files failed on owner's disk
+// recently enough to explain a reroute now.
+func (u *run) partitionFailedAt(owner uint64, k dispatch.Key) bool {
+	if owner == 0 || int(owner) > len(u.members) {
+		return false
+	}
+	ref := invariants.PartRef{TopicID: k.Incarnation, Index: k.Partition}
+	return u.members[owner-1].poison.FailedWithin(ref, u.s.Now()-u.rerouteAfterFailureNs(), u.s.Now())
 }

@@ -53,14 +53,17 @@ func (u *run) awaitReclaimed() {
 		}
 		return out, true
 	}
-	step := func() bool {
-		e, ok := u.s.Next()
-		if ok && u.err == nil {
-			u.step(e)
-		}
-		return ok && u.err == nil
-	}
-	if err := invariants.AwaitReclaimed(u.s.Now, step, left); err != nil {
+	if err := invariants.AwaitReclaimed(u.s.Now, u.healStep, left); err != nil {
 		u.violate(err)
 	}
+}
+
+// healStep runs the healed cluster's next event: false when none is left or the run
+// failed.
+func (u *run) healStep() bool {
+	e, ok := u.s.Next()
+	if ok && u.err == nil {
+		u.step(e)
+	}
+	return ok && u.err == nil
 }

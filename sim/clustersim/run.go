@@ -67,6 +67,8 @@ type member struct {
 	// answer ready, whether it did, and whether it served below it before.
 	readyFloor          uint64
 	ready, servedBehind bool
+	// Failed partition ops and reopens on this member's disk (poison.go).
+	poison *invariants.Poison
 }
 
 // Stats summarise a run.
@@ -92,6 +94,7 @@ type Stats struct {
 	RerouteChecks                                                uint64 // reroutes held to a dead owner (model.go)
 	ReadyChecks, ReadyBehind                                     uint64 // first ready answers checked, of which after serving behind (readiness.go)
 	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
+	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64
 	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
@@ -139,7 +142,7 @@ type run struct {
 	churn        incarnations
 	topicID      uint64 // the main topic's id, once known
 	readyAtNs    int64
-	moves        map[moveKey][]move  // recorded reroutes and walks
+	moves        *invariants.Moves   // recorded reroutes and walks
 	reroutes     [][]reroute         // per member: its dispatchers' reroutes (leases.go)
 	crashes      [][]int64           // per member: when its process died, ascending
 	crashDamage  []map[string]uint64 // per member: its disk's damage counts per directory at its last crash (leases.go)
@@ -165,10 +168,10 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
-		churn: newIncarnations(), waiting: map[int]uint64{}, moves: map[moveKey][]move{}, owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
-		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i)})
+		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison()})
 		if u.members[i].clock != (simclock.Clock{}) {
 			u.stats.SkewedNodes++
 		}
@@ -244,6 +247,7 @@ func (u *run) handle(e event) {
 		mb := u.members[e.node]
 		if e.epoch == mb.epoch && mb.up {
 			res := disk.Apply(mb.d, e.op)
+			mb.poison.OpDone(u.s.Now(), e.op.Name, res.Err)
 			u.record('d', uint64(e.node), e.op.ID, uint64(len(res.Data)))
 			mb.n.DiskDone(u.nowOf(mb), res)
 			u.drain(e.node)
@@ -307,12 +311,14 @@ func (u *run) start(i int) {
 			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
 		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
+		OnPartitionReopen:   func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
 	if u.o.Users {
 		mb.auth, mb.users = u.newAuthenticator(mb), nil
 	}
 	u.record('o', uint64(i), mb.epoch)
+	mb.poison.Restarted(u.s.Now())
 	u.noteStart(mb)
 	for _, id := range u.ids { // a new process: new connections
 		if id != mb.id {
@@ -441,6 +447,7 @@ func (u *run) drain(i int) {
 		u.onResponse(mb, resp)
 	}
 	if rd.Failed != nil {
+		u.checkNodeFailure(mb, rd.Failed)
 		u.stats.Failures++
 		u.record('f', uint64(i))
 		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: mb.epoch})

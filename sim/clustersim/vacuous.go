@@ -36,7 +36,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"net-drop": n.Dropped, "net-dup": n.Duplicated, "net-stale": n.Stale,
 		"reroute": s.Rerouted, "walk": s.Walks,
 		"user-change": s.UserChanges, "auth-401": s.AuthUnauthorized, "auth-403": s.AuthForbidden,
-		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden,
+		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden, "partition-reopen": s.PartitionReopens,
 	}
 }
 
@@ -51,6 +51,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"access (entry)":            s.GateChecks, "access (owner)": s.OwnerChecks, "dispatch (reroutes)": s.RerouteChecks,
 		"readiness (behind)":     s.ReadyBehind,
 		"reclaim (dirs removed)": s.ReclaimChecks,
+		"poison (reopens)":       s.PartitionReopens,
 	}
 }
 

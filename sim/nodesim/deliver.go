@@ -63,9 +63,9 @@ func (u *run) checkPlace(req request, t topicInfo, msg node.Message, id uint64) 
 		return fmt.Errorf("invariant 8: message %d produced to topic %s (id %d) was read from topic %s (id %d)", id, want.name, want.id, msg.Topic, t.id)
 	case msg.Partition >= want.parts:
 		return fmt.Errorf("invariant 8: message %d read from partition %d of %s, which has %d", id, msg.Partition, t.name, want.parts)
-	case s.pin >= 0 && int64(msg.Partition) != s.pin:
+	case s.pin >= 0 && int64(msg.Partition) != s.pin && !u.movedTo(t.id, uint32(s.pin), msg.Partition, s.callNs):
 		return fmt.Errorf("invariant 8: message %d pinned to partition %d of %s was read from partition %d", id, s.pin, t.name, msg.Partition)
-	case s.pin < 0 && s.hasKey && msg.Partition != keyPartition(s.key, want.parts):
+	case s.pin < 0 && s.hasKey && msg.Partition != keyPartition(s.key, want.parts) && !u.movedTo(t.id, keyPartition(s.key, want.parts), msg.Partition, s.callNs):
 		return fmt.Errorf("invariant 8: message %d with key %q was read from partition %d of %s, its key's partition is %d", id, s.key, msg.Partition, t.name, keyPartition(s.key, want.parts))
 	case msg.HasKey != s.hasKey || !bytes.Equal(msg.Key, s.key):
 		return fmt.Errorf("invariant 8: message %d was produced with key %q (has key %v) and read with key %q (has key %v)", id, s.key, s.hasKey, msg.Key, msg.HasKey)

@@ -46,6 +46,12 @@
 //   - reclaim (reclaim.go; half the seeds, Options.DoomAtNs): a topic created, filled and
 //     deleted under the faults; no directory of a clients' topic is ever removed, and
 //     after the heal none of the deleted one is left (within invariants.ReclaimBoundNs).
+//   - poison (poison.go): the node never fails for one partition's failure; a partition is
+//     reopened only after an op on its files failed since its last reopen or the process
+//     start; the dispatcher reroutes a partition's records (a pinned or keyed message then
+//     lands on a sibling, invariant 8 allows it) only after such a failure; after the heal
+//     no partition stays failed (invariants.ReopenBoundNs). A reopen explains a
+//     redelivery (its leases are gone) and an ack lost with it.
 //
 // Stats count the faults that fired and each checker's work (TestSeedsCoverFaultsAndCheckers).
 // Run(Draw(seed)) is a pure function of the seed; every processed event is folded into

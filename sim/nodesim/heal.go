@@ -64,6 +64,7 @@ func (u *run) heal() {
 		return
 	}
 	u.awaitReclaimed()
+	u.awaitReopened()
 	if u.err != nil {
 		return
 	}

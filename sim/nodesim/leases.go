@@ -22,6 +22,7 @@ type leaseView struct {
 	liveUntilNs int64 // the lease holds at least until here: call (or extend) + visibility timeout
 	deadNs      int64 // and has expired from here: answer (or extend) + visibility timeout
 	ended       bool  // settled or released by an ack answered OK
+	reopens     int   // its partition's reopens when it was given (poison.go)
 }
 
 // recState is one record delivered under a lease: its last lease and how it ended.
@@ -41,10 +42,12 @@ const (
 	dupAckWindow         // acked, and the process died within the ack-flush window
 	dupAckDamage         // acked, and the disk damaged the partition's ack files before a crash
 	dupRedispatch        // a second offset: re-dispatched after a crash (deliver.go)
+	dupReopen            // the failed partition was reopened with the record leased (poison.go)
+	dupAckReopen         // acked, and the ack was lost with the failed partition (poison.go)
 	dupCauses
 )
 
-var dupNames = [dupCauses]string{"expiry", "nack", "crash", "ack_window", "ack_damage", "redispatch"}
+var dupNames = [dupCauses]string{"expiry", "nack", "crash", "ack_window", "ack_damage", "redispatch", "reopen", "ack_reopen"}
 
 // RedispatchBoundNs bounds how long before a crash a record's first commit may have been
 // for the restart to commit it a second time (invariants.RedispatchExplains): the WAL's
@@ -93,7 +96,8 @@ func (u *run) checkLease(req request, t topicInfo, msg node.Message, id uint64) 
 	now := u.s.Now()
 	k := recKey{pr: partRef{topicID: t.id, index: msg.Partition}, off: msg.Offset}
 	vis := u.o.VisibilityMs * 1_000_000
-	lv := &leaseView{key: k, client: req.client, epoch: u.epoch, respNs: now, liveUntilNs: req.callNs + vis, deadNs: now + vis}
+	lv := &leaseView{key: k, client: req.client, epoch: u.epoch, respNs: now, liveUntilNs: req.callNs + vis, deadNs: now + vis,
+		reopens: u.poison.Reopens(k.pr.ref())}
 	if _, ok := u.m.handles[msg.ReceiptHandle]; ok || msg.ReceiptHandle == "" {
 		return fmt.Errorf("invariant 9: offset %d of %s delivered with a receipt handle %q given before (or none)", k.off, partName(k.pr), msg.ReceiptHandle)
 	}
@@ -121,8 +125,11 @@ func (u *run) checkLease(req request, t topicInfo, msg node.Message, id uint64) 
 func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 	now, prev := u.s.Now(), r.cur
 	crashed := prev.epoch != u.epoch
+	reopened := prev.reopens != u.poison.Reopens(prev.key.pr.ref())
 	where := fmt.Sprintf("offset %d of %s (message %d)", prev.key.off, partName(prev.key.pr), r.id)
 	switch {
+	case r.settledNs != 0 && u.ackLostWithPartition(prev.key.pr, r.settledNs, crashed, reopened):
+		return dupAckReopen, nil
 	case r.settledNs != 0 && !crashed:
 		return 0, fmt.Errorf("invariant 9: %s delivered again at %d ns after an ack answered OK at %d ns, with no crash between", where, now, r.settledNs)
 	case r.settledNs != 0:
@@ -137,6 +144,8 @@ func (u *run) redeliveryCause(r *recState, client int) (int, error) {
 			where, now, r.settledNs, c-r.settledNs, c, u.ackWindowNs())
 	case crashed:
 		return dupCrash, nil
+	case reopened:
+		return dupReopen, nil
 	case r.released:
 		return dupNack, nil
 	case now < prev.liveUntilNs:

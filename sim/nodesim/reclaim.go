@@ -135,14 +135,16 @@ func (u *run) awaitReclaimed() {
 		}
 		return invariants.LeftDirs(u.d, u.n.IncarnationDeleted), true
 	}
-	step := func() bool {
-		e, ok := u.s.Next()
-		if ok && u.err == nil {
-			u.handle(e)
-		}
-		return ok && u.err == nil
-	}
-	if err := invariants.AwaitReclaimed(u.s.Now, step, left); err != nil {
+	if err := invariants.AwaitReclaimed(u.s.Now, u.healStep, left); err != nil {
 		u.violate(err)
 	}
+}
+
+// healStep runs the healed node's next event: false when none is left or the run failed.
+func (u *run) healStep() bool {
+	e, ok := u.s.Next()
+	if ok && u.err == nil {
+		u.handle(e)
+	}
+	return ok && u.err == nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/invariants"
@@ -75,7 +76,9 @@ type run struct {
 	crashDamage  map[string]uint64 // ack directory -> the disk's damage count of its files at the last crash
 	// crashInCommit: the chain's crash waits for the next partition-log write (incommit.go).
 	crashInCommit bool
-	doom          doomState // the doomed topic (reclaim.go)
+	doom          doomState          // the doomed topic (reclaim.go)
+	poison        *invariants.Poison // failed partition ops and reopens (poison.go)
+	moves         *invariants.Moves  // the dispatcher's reroutes off a failed partition (poison.go)
 }
 
 type topicInfo struct {
@@ -88,7 +91,8 @@ type topicInfo struct {
 func Run(o Options) Result {
 	r := rng.New(o.Seed)
 	u := &run{o: o, r: r, d: sim.NewDisk(r.Fork(), o.Disk), trace: sched.NewTrace(),
-		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), crashDamage: map[string]uint64{}}
+		pending: map[uint64]request{}, m: newModel(), hist: invariants.NewPartitionHistory(), crashDamage: map[string]uint64{},
+		poison: invariants.NewPoison(), moves: invariants.NewMoves()}
 	u.start()
 	for c := 0; c < o.Producers+o.Consumers; c++ {
 		u.s.At(u.think(), event{kind: evClient, client: c})
@@ -149,6 +153,7 @@ func (u *run) handle(e event) {
 				return
 			}
 			u.record('d', e.op.ID, uint64(e.op.Kind), uint64(e.op.Off), uint64(len(e.op.Data)), uint64(len(res.Data)), boolBit(res.Err != nil))
+			u.poison.OpDone(u.s.Now(), e.op.Name, res.Err)
 			u.n.DiskDone(u.s.Now(), res)
 			u.drain()
 		}
@@ -200,7 +205,9 @@ func (u *run) start() {
 	u.up, u.tickAt = true, 0
 	u.stats.Recoveries++
 	u.n = node.New(node.Config{NodeID: "n1", Addr: "n1:7942", AckFlushIntervalNs: AckFlushIntervalNs,
-		PartitionSegmentBytesMax: u.o.SegmentBytesMax}, u.r.Fork())
+		PartitionSegmentBytesMax: u.o.SegmentBytesMax, OnPartitionReopen: u.onReopen,
+		Dispatch: dispatch.Config{OnReroute: u.onReroute}}, u.r.Fork())
+	u.poison.Restarted(u.s.Now())
 	u.record('o', u.epoch)
 	u.n.Open(u.s.Now())
 	u.drain()
@@ -241,6 +248,9 @@ func (u *run) drain() {
 		u.onResponse(resp)
 	}
 	if rd.Failed != nil {
+		if invariants.PartitionFailure(rd.Failed) {
+			u.violate(fmt.Errorf("poison: the node failed for one partition's failure: %v", rd.Failed))
+		}
 		u.stats.NodeFailures++
 		u.record('f')
 		u.s.At(u.s.Now()+1, event{kind: evCrash, epoch: u.epoch})
