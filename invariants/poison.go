@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/plog"
+	"github.com/narad/narad/core/wal"
 )
 
 // A failed partition stays local (issue 13, point 4): a node whose partition failed
@@ -38,6 +40,12 @@ func PartitionOf(name string) (PartRef, bool) {
 	return PartRef{TopicID: id, Index: uint32(i)}, err == nil
 }
 
+// WALFullFailure reports whether a node's failure is its ingress WAL's for a full device
+// (issue 13, point 5: the WAL waits for space and the node refuses produces instead).
+func WALFullFailure(err error) bool {
+	return errors.Is(err, wal.ErrFailed) && errors.Is(err, disk.ErrNoSpace)
+}
+
 // PartitionFailure reports whether a node's failure is a partition's.
 func PartitionFailure(err error) bool {
 	return errors.Is(err, plog.ErrFailed) || errors.Is(err, lease.ErrFailed)
@@ -54,6 +62,7 @@ type Poison struct {
 	reopens     map[PartRef][]reopen
 	startNs     int64 // the current process's start
 	starts      []int64
+	ckptStalls  []int64 // WAL checkpoint writes that found no space
 }
 
 // NewPoison returns an empty record.
@@ -64,6 +73,9 @@ func NewPoison() *Poison {
 
 // OpDone notes an op's result: a failed op on a partition's file.
 func (p *Poison) OpDone(nowNs int64, name string, err error) {
+	if name == walCheckpointName && errors.Is(err, disk.ErrNoSpace) {
+		p.ckptStalls = append(p.ckptStalls, nowNs)
+	}
 	k, ok := PartitionOf(name)
 	if err == nil || !ok {
 		return
@@ -113,6 +125,14 @@ func (p *Poison) Reopened(nowNs int64, k PartRef) error {
 	delete(p.failedSince, k)
 	p.reopens[k] = append(p.reopens[k], reopen{atNs: nowNs, failedNs: f})
 	return nil
+}
+
+// Failing reports whether an op on k's files failed since its last reopen or the
+// process start: the partition may be failed, and draining for its reopen (its acks are
+// refused then, its leases about to be lost).
+func (p *Poison) Failing(k PartRef) bool {
+	_, ok := p.failedSince[k]
+	return ok
 }
 
 // Reopens counts k's reopens so far.
@@ -166,4 +186,47 @@ func AwaitReopened(now func() int64, step func() bool, failed func() ([]string, 
 		return fmt.Errorf("poison: %d partitions still failed %d s after the heal: %v", len(left), ReopenBoundNs/1_000_000_000, left[:min(len(left), 5)])
 	}
 	return nil
+}
+
+// walCheckpointName is the ingress WAL's checkpoint file (core/wal's default directory).
+const walCheckpointName = wal.DefaultDir + "/" + wal.CheckpointFile
+
+// CheckpointStalledWithin reports whether a WAL checkpoint write found no space in
+// [fromNs, toNs]: the durable checkpoint then lags the dispatcher by more than its flush
+// interval (core/wal nospace.go retries it), and a crash meanwhile re-dispatches records
+// committed longer ago than the re-dispatch bound (a duplicate, never a loss).
+func (p *Poison) CheckpointStalledWithin(fromNs, toNs int64) bool {
+	for _, f := range p.ckptStalls {
+		if f >= fromNs && f <= toNs {
+			return true
+		}
+	}
+	return false
+}
+
+// FullNsMax is how long a device may stay full before the operator frees it: a node no
+// longer dies of a full device (core/wal nospace.go), so the Kills that freed one
+// (sim.DiskConfig.FullKillsMax) may never come, and a device full with nothing to compact
+// or retire would refuse produces to the end.
+const FullNsMax = 1_000_000_000
+
+// FullDevice is the part of a simulated disk the operator acts on.
+type FullDevice interface {
+	Filled() bool
+	FreeFull()
+}
+
+// OperatorFreesFull frees d once it was seen full for FullNsMax: it returns when d was
+// first seen full (0: not full).
+func OperatorFreesFull(d FullDevice, fullSince, nowNs int64) int64 {
+	switch {
+	case !d.Filled():
+		return 0
+	case fullSince == 0:
+		return max(nowNs, 1)
+	case nowNs-fullSince >= FullNsMax:
+		d.FreeFull()
+		return 0
+	}
+	return fullSince
 }

@@ -168,6 +168,18 @@ func (d *Disk) Kill() (process bool) {
 	return false
 }
 
+// Filled reports whether the device filled up (FillProb) and is still full.
+func (d *Disk) Filled() bool { return d.filled }
+
+// FreeFull is the operator freeing a full device (a simulator's decision: the node no
+// longer dies of a full device, so Kills alone may never free it).
+func (d *Disk) FreeFull() {
+	if d.filled {
+		d.filled = false
+		d.stats.FillsFreed++
+	}
+}
+
 // operatorFrees counts a Kill on a full device and frees the device at FullKillsMax.
 func (d *Disk) operatorFrees() {
 	if !d.filled || d.cfg.FullKillsMax <= 0 {

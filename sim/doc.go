@@ -76,6 +76,8 @@
 //	reopentail         plog       a reopened log serves frames past the verified    node     invariant 10
 //	                              end (a failed commit's, sent again: two copies;
 //	                              seeds 300-400, first at 326; unit test too)
+//	nospacefatal       wal        a write that finds no space fails the WAL (and    node     nospace
+//	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is

@@ -24,6 +24,9 @@ var (
 	// ErrPartitionFailed: a produce pinned to a partition this node owns, which failed
 	// (a failed fdatasync or read-back) and waits for its reopen. 503 with Retry-After.
 	ErrPartitionFailed = errors.New("partition failed, reopening") // 503
+	// ErrNoSpace: the ingress WAL's device is full; nothing of the produce was written.
+	// 507 with Retry-After.
+	ErrNoSpace = errors.New("no space left on the device") // 507
 	// ErrNotCommitted: a synchronous produce's commit failed or timed out (not an HTTP
 	// answer: ProduceSync only). Its messages may or may not be stored.
 	ErrNotCommitted = errors.New("not committed at the partition's owner")
@@ -130,7 +133,7 @@ const (
 // batch can be refused by the WAL's staging bound after some of its messages were
 // staged.) The simulators' histories rest on it.
 func Refused(err error) bool {
-	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady, ErrPartitionFailed} {
+	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady, ErrPartitionFailed, ErrNoSpace} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -42,7 +42,7 @@ func (n *Node) collectWAL(nowNs int64) bool {
 		n.maybeStart(nowNs)
 	}
 	if rd.Failed != nil {
-		n.fail(fmt.Errorf("%w: %v", ErrWALFailed, rd.Failed))
+		n.fail(fmt.Errorf("%w: %w", ErrWALFailed, rd.Failed))
 	}
 	return len(rd.Ops) > 0 || len(rd.Done) > 0 || rd.Recovered != nil || rd.Failed != nil
 }

@@ -76,7 +76,9 @@
 // files fails that partition alone (poison.go): its verified prefix stays readable,
 // commits to it are refused (the dispatchers reroute its records), and it is reopened
 // from the disk, cut back to that prefix, after PartitionReopenNs (doubling up to
-// PartitionReopenMaxNs). Nothing acknowledged is lost: the WAL keeps every record until
+// PartitionReopenMaxNs). A WAL write that finds the device full fails nothing: its
+// produces are answered ErrNoSpace (507), nothing of them written (core/wal nospace.go).
+// Nothing acknowledged is lost: the WAL keeps every record until
 // the dispatcher's checkpoint passes it, and the checkpoint passes a record only after
 // its partition commit was fsynced and verified.
 package node

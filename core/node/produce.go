@@ -155,6 +155,8 @@ func walError(err error) error {
 		return fmt.Errorf("%w: %v", ErrBusy, err)
 	case errors.Is(err, wal.ErrNotReady):
 		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	case errors.Is(err, wal.ErrNoSpace):
+		return fmt.Errorf("%w: %v", ErrNoSpace, err)
 	}
 	return fmt.Errorf("%w: %v", ErrWALFailed, err)
 }

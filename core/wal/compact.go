@@ -55,8 +55,12 @@ func (l *Log) onCheckpointReadBack(res disk.Result) {
 	l.fail(errors.New("silent write corruption: the checkpoint slot read back differs from what was written"))
 }
 
-func (l *Log) onCheckpointStep(res disk.Result) {
+func (l *Log) onCheckpointStep(nowNs int64, res disk.Result) {
 	assert(l.ckptWriting != 0, "checkpoint step with no checkpoint write")
+	if res.Kind == disk.KindWriteAt && errors.Is(res.Err, disk.ErrNoSpace) && !mutNoSpaceFatal {
+		l.checkpointNoSpace(nowNs)
+		return
+	}
 	if res.Err != nil && res.Kind != disk.KindReadAt {
 		l.fail(res.Err)
 		return

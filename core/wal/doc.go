@@ -46,6 +46,11 @@
 // is ever answered durable, and the sync is never retried (Linux marks the pages clean
 // after reporting the error once). The node restarts and recovers from what is on disk.
 //
+// Except a full device: a group write or a checkpoint write that fails with
+// disk.ErrNoSpace leaves the WAL working (nospace.go): the group is cut back, synced and
+// refused with ErrNoSpace (its seqs given again), appends are refused for NoSpaceRetryNs,
+// and a checkpoint write is tried again after it.
+//
 // # Files
 //
 // Segments are named dir/<first seq, 16 hex digits>.seg; every record in a segment has a

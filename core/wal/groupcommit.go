@@ -28,12 +28,17 @@ func (l *Log) maybeFlush() {
 	l.flush = flushWriting
 }
 
-func (l *Log) onGroupWritten(res disk.Result) {
+func (l *Log) onGroupWritten(nowNs int64, res disk.Result) {
 	assert(l.flush == flushWriting, "group write completed while not writing")
+	if errors.Is(res.Err, disk.ErrNoSpace) && !mutNoSpaceFatal {
+		l.cutNoSpace()
+		return
+	}
 	if res.Err != nil {
 		l.fail(res.Err)
 		return
 	}
+	l.noSpace = false
 	if mutAckBeforeSync {
 		l.ackInflight()
 	}

@@ -67,6 +67,9 @@ var (
 	ErrNotReady = errors.New("wal: not ready")
 	// ErrFull: the group-commit staging area is at StagedBytesMax; retry later.
 	ErrFull = errors.New("wal: staging area full")
+	// ErrNoSpace: the device is full; a group write waits for space, and appends are
+	// refused meanwhile (nothing of theirs was written). Retry later.
+	ErrNoSpace = errors.New("wal: no space left on the device")
 )
 
 // AppendDone answers one append. Err is nil exactly when the record is durable.
@@ -104,6 +107,7 @@ type opPurpose uint8
 const (
 	purposeRecover opPurpose = iota + 1
 	purposeWrite
+	purposeCut // cutting back a group write that failed for lack of space
 	purposeSync
 	purposeVerify
 	purposeRotate
@@ -137,7 +141,7 @@ func (l *Log) fail(cause error) {
 		return
 	}
 	l.state = stateFailed
-	l.failure = fmt.Errorf("%w: %v", ErrFailed, cause)
+	l.failure = fmt.Errorf("%w: %w", ErrFailed, cause)
 	l.out.Failed = l.failure
 	for _, w := range l.inflight {
 		l.out.Done = append(l.out.Done, AppendDone{Token: w.token, Seq: w.seq, Err: l.failure})

@@ -14,6 +14,7 @@ const (
 	flushSyncing              // the group's fdatasync is in flight
 	flushVerifying            // the group's bytes are being read back
 	flushRotating             // a new active segment is being created
+	flushCutting              // a group write that failed for lack of space is being cut back
 )
 
 // Log is the ingress write-ahead log of one node: a deterministic state machine.
@@ -41,6 +42,10 @@ type Log struct {
 	inflightOff int64 // where the group was written in the active segment
 	verifyTries int   // read-backs of the group so far
 	spareBuf    []byte
+	// A full device (nospace.go): the last group write found no space (until one fits),
+	// and appends are refused with ErrNoSpace until refuseUntil.
+	noSpace     bool
+	refuseUntil int64
 
 	// Checkpoint: the first seq not yet dispatched, made durable lazily.
 	ckptWanted      uint64
@@ -135,10 +140,16 @@ type Stats struct {
 	GroupsSynced  uint64 // group commits whose fdatasync succeeded
 	RecordsSynced uint64 // appends they acknowledged
 	BytesSynced   uint64 // frame bytes they covered
+	NoSpaceWrites uint64 // group writes that failed for lack of space (each tried again)
+	NoSpaceNow    bool   // the device is full: appends are refused with ErrNoSpace
 }
 
 // Stats returns the counters.
-func (l *Log) Stats() Stats { return l.stats }
+func (l *Log) Stats() Stats {
+	s := l.stats
+	s.NoSpaceNow = l.noSpace
+	return s
+}
 
 // Failed returns the sticky failure, or nil.
 func (l *Log) Failed() error { return l.failure }
@@ -179,6 +190,10 @@ func (l *Log) stage(nowNs int64, token uint64, r Record) {
 	}
 	if err := r.Validate(); err != nil {
 		l.answer(token, 0, err)
+		return
+	}
+	if l.noSpace && nowNs < l.refuseUntil {
+		l.answer(token, 0, ErrNoSpace)
 		return
 	}
 	if len(l.stagedBuf)+r.FrameBytes() > l.cfg.StagedBytesMax {
@@ -257,7 +272,9 @@ func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 	case purposeRecover:
 		l.recoverStep(res)
 	case purposeWrite:
-		l.onGroupWritten(res)
+		l.onGroupWritten(nowNs, res)
+	case purposeCut:
+		l.onGroupCut(nowNs, res)
 	case purposeSync:
 		l.onGroupSynced(res)
 	case purposeVerify:
@@ -265,7 +282,7 @@ func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 	case purposeRotate:
 		l.onRotateStep(res)
 	case purposeCheckpoint:
-		l.onCheckpointStep(res)
+		l.onCheckpointStep(nowNs, res)
 	case purposeCompact:
 		l.onCompactStep(res)
 	}

@@ -3,6 +3,7 @@ package wal_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/narad/narad/core/disk"
@@ -76,9 +77,46 @@ func TestFailedSyncIsStickyAndNeverAcked(t *testing.T) {
 func TestFailedWriteIsSticky(t *testing.T) {
 	h := newHarness(t, wal.Config{}, nil)
 	a := h.append("t", []byte("a"))
-	h.complete(0, disk.ErrNoSpace)
+	h.complete(0, disk.ErrIO)
 	if !errors.Is(h.done[a].Err, wal.ErrFailed) || len(h.pending) != 0 {
 		t.Fatalf("write failure: %+v pending %s", h.done[a], h.pendingKinds())
+	}
+}
+
+// A group write that finds no space is cut back (and the cut synced); its appends and
+// those staged behind it are refused with ErrNoSpace and their seqs given again; appends
+// are refused for NoSpaceRetryNs, then accepted again (issue 13, point 5).
+func TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	a := h.append("t", []byte("a"))
+	b := h.append("t", []byte("b")) // staged behind a's write
+	h.complete(0, disk.ErrNoSpace)
+	if h.pendingKinds() != "truncate wal/0000000000000001.seg;" {
+		t.Fatalf("after no space: pending %s", h.pendingKinds())
+	}
+	h.complete(0, nil)
+	if _, answered := h.done[a]; answered || h.pendingKinds() != "sync wal/0000000000000001.seg;" {
+		t.Fatalf("the cut must be synced before any answer: %+v pending %s", h.done[a], h.pendingKinds())
+	}
+	h.complete(0, nil)
+	for _, tok := range []uint64{a, b} {
+		if !errors.Is(h.done[tok].Err, wal.ErrNoSpace) {
+			t.Fatalf("token %d: %+v, want ErrNoSpace", tok, h.done[tok])
+		}
+	}
+	c := h.append("t", []byte("c"))
+	if !errors.Is(h.done[c].Err, wal.ErrNoSpace) || !h.l.Stats().NoSpaceNow || len(h.pending) != 0 {
+		t.Fatalf("an append while the device is full: %+v pending %s", h.done[c], h.pendingKinds())
+	}
+	h.now += wal.NoSpaceRetryNs
+	d := h.append("t", []byte("d"))
+	h.completeAll()
+	if r := h.done[d]; r.Err != nil || r.Seq != 1 || h.l.Stats().NoSpaceNow || h.l.Stats().NoSpaceWrites != 1 {
+		t.Fatalf("d: %+v (want seq 1, given again), stats %+v", r, h.l.Stats())
+	}
+	h.crash() // only d is on the disk
+	if h.recovered == nil || len(h.recovered.Records) != 1 || string(h.recovered.Records[0].Payload) != "d" {
+		t.Fatalf("recovered %+v", h.recovered)
 	}
 }
 
@@ -252,5 +290,34 @@ func TestReadBackReadsTheDevice(t *testing.T) {
 	}
 	if h.failed == nil {
 		t.Fatalf("the log did not fail on a corrupted group")
+	}
+}
+
+// A checkpoint write that finds no space is tried again after NoSpaceRetryNs instead of
+// failing the log; the checkpoint is durable once it fits (issue 13, point 5).
+func TestCheckpointNoSpaceIsTriedAgain(t *testing.T) {
+	h := newHarness(t, wal.Config{}, nil)
+	h.append("t", []byte("a"))
+	h.append("t", []byte("b"))
+	h.completeAll()
+	h.l.SetCheckpoint(h.now, 2)
+	at, _ := h.l.NextDeadline() // the checkpoint flush: its write goes out
+	h.now = at
+	h.l.Tick(h.now)
+	h.pump()
+	for i, op := range h.pending {
+		if op.Kind == disk.KindWriteAt && strings.HasSuffix(op.Name, "checkpoint") {
+			h.complete(i, disk.ErrNoSpace)
+			break
+		}
+	}
+	h.completeAll()
+	if h.failed != nil || h.l.Stats().NoSpaceWrites != 1 {
+		t.Fatalf("failed %v, stats %+v", h.failed, h.l.Stats())
+	}
+	h.advance() // tried again
+	h.crash()
+	if h.recovered == nil || h.recovered.Checkpoint != 2 {
+		t.Fatalf("recovered %+v", h.recovered)
 	}
 }

@@ -44,7 +44,8 @@ func tooLarge(limit int64) *apiError {
 }
 
 // retryAfterPartitionFailed is the Retry-After, in seconds, of a 503 for a produce pinned
-// to a failed partition: its first reopen comes after node.PartitionReopenNs.
+// to a failed partition (its first reopen comes after node.PartitionReopenNs) and of a
+// 507 for a produce that found the WAL's device full.
 const retryAfterPartitionFailed = 1
 
 // statusTable maps the node's sentinels to statuses; the first match wins, so the more
@@ -66,6 +67,7 @@ var statusTable = []struct {
 	{node.ErrShuttingDown, http.StatusServiceUnavailable},
 	{node.ErrNotReady, http.StatusServiceUnavailable},
 	{node.ErrPartitionFailed, http.StatusServiceUnavailable},
+	{node.ErrNoSpace, http.StatusInsufficientStorage},
 	{node.ErrLeaseGone, http.StatusGone},
 	{node.ErrBadHandle, http.StatusGone},
 	{node.ErrOffsetRemoved, http.StatusGone},
@@ -98,7 +100,7 @@ func statusOf(err error) (int, string) {
 // writeError answers err as {"error": "<message>"} and returns the status it wrote.
 func writeError(w http.ResponseWriter, err error) int {
 	status, msg := statusOf(err)
-	if errors.Is(err, node.ErrPartitionFailed) {
+	if errors.Is(err, node.ErrPartitionFailed) || errors.Is(err, node.ErrNoSpace) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterPartitionFailed))
 	}
 	b := make([]byte, 0, len(msg)+16)

@@ -253,12 +253,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // finish records one request in the metrics and the log. A 5xx is a warning unless the
 // client went away first (a long poll given up, a produce timed out by the client) or the
 // node only said what state it is in (503 while it recovers or shuts down: every
-// readiness probe and every request of a drain would log one): the server did not fail
-// then, and such lines would drown the real failures.
+// readiness probe and every request of a drain would log one), or refused a produce for a
+// full device (507: every produce would log one while /metrics shows narad_wal_no_space):
+// the server did not fail then, and such lines would drown the real failures.
 func (s *Server) finish(r *http.Request, rt *route, status int, err error, took time.Duration) {
 	rt.rm.observe(status, took)
 	ctx := r.Context()
-	if status >= 500 && ctx.Err() == nil && !errors.Is(err, node.ErrShuttingDown) && !errors.Is(err, node.ErrNotReady) {
+	if status >= 500 && ctx.Err() == nil && !errors.Is(err, node.ErrShuttingDown) && !errors.Is(err, node.ErrNotReady) &&
+		!errors.Is(err, node.ErrNoSpace) {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "http request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", rt.rm.label),
 			slog.Int("status", status), slog.Duration("took", took), slog.Any("err", err))

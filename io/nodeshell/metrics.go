@@ -101,6 +101,8 @@ var (
 	descCommitSeconds  = prometheus.NewDesc("narad_partition_commit_seconds", "commitDurable latency (append, fsync, read-back, verify).", nil, nil)
 	descPartsFailed    = prometheus.NewDesc("narad_partitions_failed", "This node's partitions failed now (a failed fdatasync or read-back), waiting for their reopen.", nil, nil)
 	descPartFailures   = prometheus.NewDesc("narad_partition_failures_total", "Partition failures since the process started.", nil, nil)
+	descWALNoSpace     = prometheus.NewDesc("narad_wal_no_space", "1 while the ingress WAL's device is full: produces are answered 507.", nil, nil)
+	descWALNoSpaceW    = prometheus.NewDesc("narad_wal_no_space_writes_total", "WAL writes that found no space (a group's appends refused, or a checkpoint tried again).", nil, nil)
 	descPartReopens    = prometheus.NewDesc("narad_partition_reopens_total", "Failed partitions reopened (recovered from disk) since the process started.", nil, nil)
 )
 
@@ -108,7 +110,7 @@ type coreCollector struct{ s *Shell }
 
 func (c *coreCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsPerSync, descWALSyncs, descWALRecords, descBacklog, descBacklogBytes, descInFlight, descCommitSeconds,
-		descPartsFailed, descPartFailures, descPartReopens} {
+		descPartsFailed, descPartFailures, descPartReopens, descWALNoSpace, descWALNoSpaceW} {
 		ch <- d
 	}
 }
@@ -130,6 +132,12 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPartsFailed, prometheus.GaugeValue, float64(st.PartitionsFailed))
 	ch <- prometheus.MustNewConstMetric(descPartFailures, prometheus.CounterValue, float64(st.PartitionFailures))
 	ch <- prometheus.MustNewConstMetric(descPartReopens, prometheus.CounterValue, float64(st.PartitionReopens))
+	noSpace := 0.0
+	if st.WAL.NoSpaceNow {
+		noSpace = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descWALNoSpace, prometheus.GaugeValue, noSpace)
+	ch <- prometheus.MustNewConstMetric(descWALNoSpaceW, prometheus.CounterValue, float64(st.WAL.NoSpaceWrites))
 	buckets := map[float64]uint64{}
 	var cum uint64
 	for i, bound := range st.CommitLatency.BoundsNs {

@@ -376,6 +376,9 @@ func (u *run) onProduced(req request, resp node.Response) {
 			u.m.refused[id] = true
 		}
 		u.stats.Refused += uint64(len(req.ids))
+		if errors.Is(resp.Err, node.ErrNoSpace) {
+			u.stats.NoSpaceRefused++ // 507: the WAL's device is full (issue 13, point 5)
+		}
 	default:
 		u.stats.Ambiguous += uint64(len(req.ids))
 	}
@@ -486,8 +489,9 @@ func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Respo
 		return nil // the churn topic's incarnation may be gone, and its leases with it
 	}
 	start := max(l.callNs, l.renewedNs)
-	if req.callNs+u.netSlackNs() >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) {
-		return nil
+	if req.callNs+u.netSlackNs() >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
+		u.ownerReopened(k, l.callNs, u.s.Now()) || u.anyOwner(k, (*invariants.Poison).Failing) {
+		return nil // a reopen lost the lease, or the partition failed and drains for one
 	}
 	u.stats.AckChecks++
 	return fmt.Errorf("invariant 9: an ack (mode %d) of record %d/%d@%d sent at %d ns, %d ms into its lease of %d ms, was answered %v", req.mode, k.topicID, k.part, k.offset, req.callNs, (req.callNs-start)/1_000_000, u.visibilityNs/1_000_000, resp.Results)

@@ -74,6 +74,10 @@
 //     reopen or the process start; a reroute while the owner lives follows such a failure
 //     at the owner; after the heal no partition stays failed (invariants.ReopenBoundNs).
 //     A reopen explains a redelivery (its leases are gone) and an ack lost with it.
+//   - nospace: a node never fails for its ingress WAL finding the device full (FillProb,
+//     NoSpaceProb): produces are refused (507, a definite refusal) until a write fits. The
+//     operator frees a device full for invariants.FullNsMax; a crash while the WAL's
+//     checkpoint writes found no space explains a second copy (redispatch-checkpoint-stalled).
 //
 // The crash schedule skips a crash while no up node follows an up metastore leader, so
 // that raft gets the time to elect one (a seed that never elects exercises nothing).

@@ -56,6 +56,9 @@ const (
 	causeRetry      = "commit-retry"
 	causeStale      = "commit-copy-to-restarted-owner"
 	causeRedisp     = "redispatch"
+	// causeRedispStalled: a crash of the accepting process while its WAL's checkpoint
+	// writes found no space (the durable checkpoint lagged the re-dispatch bound).
+	causeRedispStalled = "redispatch-checkpoint-stalled"
 	// causeBehindReroute: the accepting process rerouted records of the message's home
 	// partition, then crashed. The skip-set names a home partition's done records only up
 	// to its first record not done, and a rerouted one stays not done until its new owner
@@ -166,6 +169,9 @@ func (u *run) copyCause(id uint64) string {
 		}
 		if c >= s.callNs && c < u.s.Now() && u.reroutedBefore(s.node, u.m.places[id][0], c) {
 			return causeBehindReroute
+		}
+		if c >= s.callNs && c < u.s.Now() && u.members[s.node].poison.CheckpointStalledWithin(first-bound, c) {
+			return causeRedispStalled
 		}
 	}
 	return causeNoReason

@@ -20,6 +20,9 @@ func (u *run) checkNodeFailure(mb *member, err error) {
 	if invariants.PartitionFailure(err) {
 		u.violate(fmt.Errorf("poison: node %d failed for one partition's failure: %v", mb.id, err))
 	}
+	if invariants.WALFullFailure(err) {
+		u.violate(fmt.Errorf("nospace: node %d failed for a full device: %v", mb.id, err))
+	}
 }
 
 // onReopen holds node mb's reopen of a partition to a failed op (OnPartitionReopen).

@@ -68,7 +68,8 @@ type member struct {
 	readyFloor          uint64
 	ready, servedBehind bool
 	// Failed partition ops and reopens on this member's disk (poison.go).
-	poison *invariants.Poison
+	poison    *invariants.Poison
+	fullSince int64 // when its device was first seen full (invariants.OperatorFreesFull)
 }
 
 // Stats summarise a run.
@@ -95,6 +96,7 @@ type Stats struct {
 	ReadyChecks, ReadyBehind                                     uint64 // first ready answers checked, of which after serving behind (readiness.go)
 	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
+	NoSpaceRefused                                               uint64 // produces refused for a full WAL device (507)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64
 	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
@@ -248,6 +250,7 @@ func (u *run) handle(e event) {
 		if e.epoch == mb.epoch && mb.up {
 			res := disk.Apply(mb.d, e.op)
 			mb.poison.OpDone(u.s.Now(), e.op.Name, res.Err)
+			mb.fullSince = invariants.OperatorFreesFull(mb.d, mb.fullSince, u.s.Now())
 			u.record('d', uint64(e.node), e.op.ID, uint64(len(res.Data)))
 			mb.n.DiskDone(u.nowOf(mb), res)
 			u.drain(e.node)

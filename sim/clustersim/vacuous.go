@@ -52,6 +52,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"readiness (behind)":     s.ReadyBehind,
 		"reclaim (dirs removed)": s.ReclaimChecks,
 		"poison (reopens)":       s.PartitionReopens,
+		"nospace (507s)":         s.NoSpaceRefused,
 	}
 }
 

@@ -233,6 +233,10 @@ func (u *run) onResponse(resp node.Response) {
 		return
 	case reqProduce:
 		u.onProduced(req, resp)
+		if errors.Is(resp.Err, node.ErrNoSpace) || errors.Is(resp.Err, node.ErrPartitionFailed) {
+			u.scheduleAfter(req, retryAfterNs) // a client honouring Retry-After
+			return
+		}
 	case reqConsume:
 		u.onConsumed(req, resp)
 	case reqReplay:
@@ -252,11 +256,19 @@ func (u *run) onResponse(resp node.Response) {
 }
 
 // scheduleNext schedules the client's next step after an answer.
-func (u *run) scheduleNext(req request) {
+func (u *run) scheduleNext(req request) { u.scheduleAfter(req, 0) }
+
+// scheduleAfter schedules the client's next step after an answer and a wait.
+func (u *run) scheduleAfter(req request, waitNs int64) {
 	if !(u.healing && req.client < u.o.Producers) {
-		u.s.At(u.think(), event{kind: evClient, client: req.client})
+		u.s.At(u.think()+waitNs, event{kind: evClient, client: req.client})
 	}
 }
+
+// retryAfterNs is how long a producer waits after a 507 (full device) or a 503 for a
+// failed partition: a client honouring Retry-After (1 s) with some impatience; one that
+// asked again at once would spend the run's events on refusals (node seed 229).
+const retryAfterNs = 100_000_000
 
 func (u *run) onCreated(req request, resp node.Response) {
 	u.record('T', boolBit(resp.Err != nil))
@@ -298,6 +310,9 @@ func (u *run) onProduced(req request, resp node.Response) {
 			u.m.refused[id] = true
 		}
 		u.stats.Refused += uint64(len(req.ids))
+		if errors.Is(resp.Err, node.ErrNoSpace) {
+			u.stats.NoSpaceRefused++ // 507: the WAL's device is full (issue 13, point 5)
+		}
 	default:
 		u.stats.Ambiguous += uint64(len(req.ids))
 	}

@@ -52,6 +52,12 @@
 //     lands on a sibling, invariant 8 allows it) only after such a failure; after the heal
 //     no partition stays failed (invariants.ReopenBoundNs). A reopen explains a
 //     redelivery (its leases are gone) and an ack lost with it.
+//   - nospace: the node never fails for its ingress WAL finding the device full
+//     (FillProb, NoSpaceProb): produces are refused (507, a definite refusal, never
+//     delivered) until a write fits. Producers refused 507 or 503 wait retryAfterNs; the
+//     operator frees a device full for invariants.FullNsMax (the node no longer dies of
+//     it); a crash while the WAL's checkpoint writes found no space explains a second copy
+//     at any distance (the durable checkpoint lagged).
 //
 // Stats count the faults that fired and each checker's work (TestSeedsCoverFaultsAndCheckers).
 // Run(Draw(seed)) is a pure function of the seed; every processed event is folded into

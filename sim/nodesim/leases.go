@@ -57,12 +57,16 @@ var dupNames = [dupCauses]string{"expiry", "nack", "crash", "ack_window", "ack_d
 var RedispatchBoundNs = dispatch.RedispatchBoundNs(0, 0)
 
 // redispatchAfterCrash: some crash after message id was produced, and before now,
-// explains a second copy.
+// explains a second copy: within the re-dispatch bound of its first delivery, or at any
+// distance while the WAL's checkpoint writes found no space (the durable checkpoint lags).
 func (u *run) redispatchAfterCrash(id uint64, firstNs int64) bool {
 	var after []int64
 	for _, c := range u.crashes {
 		if c > u.m.sent[id].callNs {
 			after = append(after, c)
+			if c < u.s.Now() && u.poison.CheckpointStalledWithin(firstNs-RedispatchBoundNs, c) {
+				return true // the durable checkpoint lagged: its writes found no space
+			}
 		}
 	}
 	return invariants.RedispatchExplains(firstNs, u.s.Now(), after, RedispatchBoundNs)
@@ -201,6 +205,8 @@ func (u *run) checkAckResult(h string, mode node.AckMode, res error) error {
 		gone = "its lease was acked or released"
 	case lv.epoch != u.epoch:
 		gone = "the process that leased it died"
+	case lv.reopens != u.poison.Reopens(lv.key.pr.ref()):
+		gone = "its partition was reopened after a failure"
 	case r.cur != lv:
 		gone = fmt.Sprintf("its record went to client %d", r.cur.client)
 	case now >= lv.deadNs:
@@ -214,7 +220,7 @@ func (u *run) checkAckResult(h string, mode node.AckMode, res error) error {
 		u.applyAck(lv, r, mode)
 	case !errors.Is(res, node.ErrLeaseGone):
 		return fmt.Errorf("invariant 9: %s answered %v", what, res)
-	case gone == "" && now < lv.liveUntilNs && !u.mayBeRemoved(lv.key):
+	case gone == "" && now < lv.liveUntilNs && !u.mayBeRemoved(lv.key) && !u.poison.Failing(lv.key.pr.ref()):
 		return fmt.Errorf("invariant 9: %s answered %v at %d ns, and the lease holds until at least %d ns", what, res, now, lv.liveUntilNs)
 	}
 	return nil

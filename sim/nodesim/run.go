@@ -79,6 +79,7 @@ type run struct {
 	doom          doomState          // the doomed topic (reclaim.go)
 	poison        *invariants.Poison // failed partition ops and reopens (poison.go)
 	moves         *invariants.Moves  // the dispatcher's reroutes off a failed partition (poison.go)
+	fullSince     int64              // when the device was first seen full (invariants.OperatorFreesFull)
 }
 
 type topicInfo struct {
@@ -154,6 +155,7 @@ func (u *run) handle(e event) {
 			}
 			u.record('d', e.op.ID, uint64(e.op.Kind), uint64(e.op.Off), uint64(len(e.op.Data)), uint64(len(res.Data)), boolBit(res.Err != nil))
 			u.poison.OpDone(u.s.Now(), e.op.Name, res.Err)
+			u.fullSince = invariants.OperatorFreesFull(u.d, u.fullSince, u.s.Now())
 			u.n.DiskDone(u.s.Now(), res)
 			u.drain()
 		}
@@ -250,6 +252,9 @@ func (u *run) drain() {
 	if rd.Failed != nil {
 		if invariants.PartitionFailure(rd.Failed) {
 			u.violate(fmt.Errorf("poison: the node failed for one partition's failure: %v", rd.Failed))
+		}
+		if invariants.WALFullFailure(rd.Failed) {
+			u.violate(fmt.Errorf("nospace: the node failed for a full device: %v", rd.Failed))
 		}
 		u.stats.NodeFailures++
 		u.record('f')

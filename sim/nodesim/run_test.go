@@ -22,6 +22,8 @@ var regressionSeeds = map[uint64]string{
 	145: "after a process crash lease recovery trusted a listed acks.log whose create was never made durable; a machine crash then dropped it with every ack flushed since (core/lease row R1: recovery syncs the log and the directory)",
 	36:  "vacuous (67 acked): a full device (FillProb) crash-looped the node on every recovery's raft.log rewrite (FullKillsMax)",
 	73:  "vacuous (30 acked): same as 36, the first failure an ack log growth",
+	69:  "re-dispatch past the bound: a full device kept the WAL's checkpoint writes failing (no longer fatal, issue 13 point 5), the durable checkpoint lagged, and a crash committed records again (invariants.Poison.CheckpointStalledWithin explains it)",
+	229: "vacuous (78 acked): producers asked again at once after 507s and 503s for a failed partition and spent the run's events on refusals (they now wait retryAfterNs)",
 	71:  "re-dispatch past the README's 250 ms: the checkpoint stayed behind a partition backing off 1 s after a failed commit, and a crash at 302 ms committed ~1,100 records again (invariant 10, RedispatchBoundNs)",
 }
 

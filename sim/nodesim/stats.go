@@ -30,6 +30,7 @@ type Stats struct {
 	ReclaimChecks     uint64 // reclaim: directories removed, checked (reclaim.go)
 	DoomedDeletes     uint64 // the doomed topic deleted (reclaim.go)
 	PartitionReopens  uint64 // failed partitions reopened, each held to a failed op (poison.go)
+	NoSpaceRefused    uint64 // produces refused for a full WAL device (507): definite refusals, never delivered
 
 	Disk sim.DiskStats
 }
@@ -68,7 +69,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"invariant-4-retention": s.RetentionChecked, "invariant-8": s.PlaceChecked,
 		"invariant-9": s.LeaseChecked, "invariant-9-acks": s.AcksChecked,
 		"invariant-9-redelivery": s.RedeliveryChecked, "invariant-10": s.Duplicates,
-		"linearizability": s.HistoryOps, "reclaim": s.ReclaimChecks, "poison": s.PartitionReopens,
+		"linearizability": s.HistoryOps, "reclaim": s.ReclaimChecks, "poison": s.PartitionReopens, "nospace": s.NoSpaceRefused,
 	}
 }
 
@@ -83,8 +84,8 @@ func (s Stats) Lines() []string {
 			s.Produced, s.Acked, s.Refused, s.Ambiguous, s.Delivered, s.Duplicates, s.Acks, s.Replayed, s.Removed410,
 			s.Crashes, s.CommitCrashes, s.NodeFailures, s.Recoveries, s.HealEvents),
 		"duplicates by cause:" + dups.String(),
-		fmt.Sprintf("checked: inv1_images=%d inv3_bytes=%d inv4_offsets=%d inv4_retention=%d inv8_places=%d inv9_leases=%d inv9_acks=%d inv9_redelivery=%d inv10_duplicates=%d history_ops=%d reclaim_dirs=%d topics_deleted=%d partition_reopens=%d",
+		fmt.Sprintf("checked: inv1_images=%d inv3_bytes=%d inv4_offsets=%d inv4_retention=%d inv8_places=%d inv9_leases=%d inv9_acks=%d inv9_redelivery=%d inv10_duplicates=%d history_ops=%d reclaim_dirs=%d topics_deleted=%d partition_reopens=%d nospace_507=%d",
 			s.Checks, s.BytesChecked, s.VisibilityChecked, s.RetentionChecked, s.PlaceChecked, s.LeaseChecked,
-			s.AcksChecked, s.RedeliveryChecked, s.Duplicates, s.HistoryOps, s.ReclaimChecks, s.DoomedDeletes, s.PartitionReopens),
+			s.AcksChecked, s.RedeliveryChecked, s.Duplicates, s.HistoryOps, s.ReclaimChecks, s.DoomedDeletes, s.PartitionReopens, s.NoSpaceRefused),
 	}
 }

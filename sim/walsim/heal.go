@@ -20,6 +20,7 @@ func (u *run) heal() {
 		return
 	}
 	u.crash()
+	u.d.FreeFull() // the operator frees a device still full: the final append must fit
 	u.start()
 	if !u.settle() {
 		return

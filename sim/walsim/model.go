@@ -2,6 +2,7 @@ package walsim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -78,9 +79,18 @@ func (m *model) answered(u *run, d wal.AppendDone) {
 		u.stats.Failed++
 		u.record('e', d.Token)
 	}
+	if errors.Is(d.Err, wal.ErrNoSpace) {
+		// Never written (the WAL cut back what the failed write may have stored, and
+		// synced the cut): recovery must never return it, and its seq is given again.
+		u.stats.NoSpaceRefused++
+		m.appended[pa.seq] = slices.DeleteFunc(m.appended[pa.seq], func(p []byte) bool { return bytes.Equal(p, pa.payload) })
+	}
 	if !u.healing {
 		next := u.think()
-		if d.Err != nil {
+		switch {
+		case errors.Is(d.Err, wal.ErrNoSpace):
+			next += wal.NoSpaceRetryNs // a client honouring the node's Retry-After
+		case d.Err != nil:
 			next += errorBackoffNs // a client backs off on errors (think time may be 0)
 		}
 		u.s.At(next, event{kind: evAppend, client: pa.client})

@@ -8,6 +8,7 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
+	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
 )
@@ -17,6 +18,7 @@ type Stats struct {
 	Appends, Acked, Failed, Ambiguous uint64
 	Crashes, WALFailures, Recoveries  uint64
 	Rotted                            uint64 // acknowledged records whose only copy rot.go damaged
+	NoSpaceRefused                    uint64 // appends refused for a full device (never written)
 	Checks                            uint64
 	Disk                              sim.DiskStats
 }
@@ -49,10 +51,11 @@ type run struct {
 	tickAt  int64
 	healing bool
 
-	model    model
-	err      error
-	noSpace  bool      // the device refused a write as full since the last restart
-	inflight []disk.Op // ops issued and not yet performed, in issue order (Land decides them at a crash)
+	model     model
+	err       error
+	noSpace   bool      // the device refused a write as full since the last restart
+	fullSince int64     // when the device was first seen full (invariants.OperatorFreesFull)
+	inflight  []disk.Op // ops issued and not yet performed, in issue order (Land decides them at a crash)
 	// crashInWrite: the chain's crash waits for the next write (inwrite.go).
 	crashInWrite bool
 }
@@ -189,6 +192,7 @@ func (u *run) opDone(op disk.Op) {
 	u.inflight = slices.DeleteFunc(u.inflight, func(o disk.Op) bool { return o.ID == op.ID })
 	res := disk.Apply(u.d, op)
 	u.noSpace = u.noSpace || errors.Is(res.Err, disk.ErrNoSpace)
+	u.fullSince = invariants.OperatorFreesFull(u.d, u.fullSince, u.s.Now())
 	errCode := uint64(0)
 	if res.Err != nil {
 		errCode = 1
