@@ -124,10 +124,15 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime 30s ./$${f%%:*}/ || exit 1; \
 	done
 
+# staticcheck (its default checks, unused code among them) at a pinned version, fetched
+# from the module proxy by go run: no tool to install beforehand.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 clean:
 	rm -rf $(BIN)

@@ -60,7 +60,6 @@ type Poison struct {
 	failures    map[PartRef][]int64
 	ackFailures map[PartRef][]int64 // of those, the ops on its ack files
 	reopens     map[PartRef][]reopen
-	startNs     int64 // the current process's start
 	starts      []int64
 	ckptStalls  []int64 // WAL checkpoint writes that found no space
 }

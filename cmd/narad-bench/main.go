@@ -193,7 +193,7 @@ func validate(c *config) error {
 	case c.size < 1 || c.size > maxMessage:
 		return fmt.Errorf("-size %d: want 1..%d (API: 1 byte to 1 MiB)", c.size, maxMessage)
 	case !topicName.MatchString(c.topic) || c.topic == "." || c.topic == "..":
-		return fmt.Errorf("-topic %q: want 1-200 characters of [A-Za-z0-9._-], not . or ..", c.topic)
+		return fmt.Errorf(`-topic %q: want 1-200 characters of [A-Za-z0-9._-], not "." or ".."`, c.topic)
 	case c.partitions < 1:
 		return fmt.Errorf("-partitions %d: want >= 1", c.partitions)
 	case c.prefill < 0:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -72,6 +71,18 @@ func TestFullDiskIsSurvived(t *testing.T) {
 	if metricValue(t, metrics, "narad_wal_no_space_writes_total") < 1 {
 		t.Fatal("metrics count no WAL write that found no space")
 	}
+	replayed := 0
+	for p := range 2 { // replay goes on while full: offset 0 of a partition that holds one
+		if d.getTopic("f").PartitionStats[p].HighWatermark > 0 {
+			if m := d.consumeOne("f", fmt.Sprintf("partition=%d&offset=0", p)); m.Offset != 0 || m.ReceiptHandle != "" {
+				t.Fatalf("replay while full: %+v", m)
+			}
+			replayed++
+		}
+	}
+	if replayed == 0 {
+		t.Fatal("no partition held a record to replay while the disk was full")
+	}
 
 	got := map[string]bool{}
 	consumeAll := func() {
@@ -110,5 +121,4 @@ func TestFullDiskIsSurvived(t *testing.T) {
 	if got["refuse"] || d.exited {
 		t.Fatalf("a refused produce was delivered (%v) or the process exited (%v)", got["refuse"], d.exited)
 	}
-	_ = bytes.MinRead
 }

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/narad/narad/core/wal"
 )
@@ -146,26 +145,6 @@ func assert(ok bool, msg string) {
 	if !ok {
 		panic("dispatch: invariant broken: " + msg)
 	}
-}
-
-func sortedKeys(m map[Key]*bucket) []Key {
-	keys := make([]Key, 0, len(m))
-	for k := range m { //narad:sorted
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b Key) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		if a.Incarnation != b.Incarnation {
-			return cmpU64(a.Incarnation, b.Incarnation)
-		}
-		return cmpU64(uint64(a.Partition), uint64(b.Partition))
-	})
-	return keys
 }
 
 func cmpU64(a, b uint64) int {
