@@ -92,4 +92,10 @@
 // disk, a restart within the dead-after bound) the records wait for it, with the
 // failure backoff between passes (the seed: "3 passes and membership agrees the owner is
 // dead"; a dead owner is known only after DeadAfterNs of silence, more than 3 passes).
+//
+// An owner that answers a commit ErrPartitionFailed (that one partition failed there and
+// waits for its reopen) sends the partition's waiting records to a sibling at once, for
+// PartitionFailedHoldNs after the answer: the next partition whose owner is alive and
+// that no owner reported failed, the same owner allowed. After the hold a commit tries
+// the partition again; a success ends it.
 package dispatch

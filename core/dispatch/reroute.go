@@ -42,7 +42,7 @@ func (d *Dispatcher) stuck(nowNs int64, b *bucket) bool {
 	if mutRerouteAlive && b.failures >= 3 {
 		return true
 	}
-	if d.partitionFailed(nowNs, b.key) {
+	if b.failedWithin(nowNs) {
 		return true
 	}
 	_, dead := d.cat.Owner(b.key.Incarnation, b.key.Partition)
@@ -53,7 +53,13 @@ func (d *Dispatcher) stuck(nowNs int64, b *bucket) bool {
 // the partition failed.
 func (d *Dispatcher) partitionFailed(nowNs int64, k Key) bool {
 	b, ok := d.buckets[k]
-	return ok && b.failedAt != 0 && nowNs < b.failedAt+PartitionFailedHoldNs
+	return ok && b.failedWithin(nowNs)
+}
+
+// failedWithin reports whether the bucket's owner answered, within
+// PartitionFailedHoldNs, that its partition failed.
+func (b *bucket) failedWithin(nowNs int64) bool {
+	return b.failedAt != 0 && nowNs < b.failedAt+PartitionFailedHoldNs
 }
 
 // liveSibling picks the first partition after k's (wrapping) whose owner is alive and

@@ -106,7 +106,7 @@ const mergedCommitBytesMax = 8 << 20
 // meanwhile (from this node's dispatcher and its peers') go together in one log commit,
 // one fdatasync and one read-back, each answered with its own offsets.
 func (n *Node) startQueued(nowNs int64, p *partition) bool {
-	if p.failed != nil && len(p.queued) > 0 {
+	if p.failed != nil && len(p.queued) > 0 { // a failed partition refuses them (poison.go)
 		queued := p.queued
 		p.queued = nil
 		for _, job := range queued {

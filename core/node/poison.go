@@ -37,8 +37,9 @@ func reopenDelay(failures int) int64 {
 	return min(int64(PartitionReopenNs)<<min(failures-1, 5), PartitionReopenMaxNs)
 }
 
-// poisonPartition turns p failed: its queued commits are refused and its reopen is
-// scheduled. The node fails instead only under the planted bug narad_mut_poisonnode.
+// poisonPartition turns p failed and schedules its reopen; startQueued, which
+// collectPartition runs next, refuses its queued commits. The node fails instead only
+// under the planted bug narad_mut_poisonnode.
 func (n *Node) poisonPartition(nowNs int64, p *partition, err error) {
 	if mutPoisonNode {
 		n.fail(err)
@@ -51,11 +52,6 @@ func (n *Node) poisonPartition(nowNs int64, p *partition, err error) {
 	p.failures++
 	p.reopenAt = nowNs + reopenDelay(p.failures)
 	n.partFailures++
-	queued := p.queued
-	p.queued = nil
-	for _, job := range queued {
-		n.finishCommit(nowNs, job, plog.CommitDone{}, p.failed)
-	}
 }
 
 // partitionFailure reports whether err answers a commit refused by a failed partition.

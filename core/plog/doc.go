@@ -13,7 +13,7 @@
 //		for _, c := range rd.Commits { dispatcher.CommitDone(c.Token, c.Err) }
 //		for _, r := range rd.Reads { consumer.Answer(r.Token, r.Records, r.Err) }
 //		if rd.Recovered != nil { accept commits and reads }
-//		if rd.Failed != nil { commits are refused until a restart reopens the log }
+//		if rd.Failed != nil { commits are refused until a new Log reopens the directory }
 //		switch ev := <-events; {                       // the shell's loop, not the core's
 //		case commit:     l.Commit(now, token, entries) // one at a time per partition
 //		case read:       l.Read(now, token, offset, max)
@@ -51,7 +51,10 @@
 // is refused with ErrFailed until the log is reopened, reads go on. The sync is never
 // retried and trusted. After a failed commit fdatasync the log still cuts the frame and
 // syncs the cut before it reports Failed, so a restart that finds the page cache intact
-// does not expose bytes the device may lack.
+// does not expose bytes the device may lack. A new Log on the same directory in the same
+// process (core/node's reopen of a failed partition) is given the old one's high
+// watermark as Config.VerifiedEnd, and its recovery cuts every frame at or past it: those
+// are of commits answered failed, already sent again.
 //
 // # Reads
 //

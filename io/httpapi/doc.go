@@ -23,12 +23,16 @@
 // is the one mapping: this layer's own request errors carry their status (400, 404, 405,
 // 413, 415); the node's sentinels map by errors.Is (ErrTopicNotFound 404, ErrTopicExists 409,
 // ErrInvalid and ErrPartitionRange 400, ErrBusy 429, ErrWALFailed, ErrMetastoreFailed and
-// ErrCorrupt 500, ErrShuttingDown and ErrNotReady 503, ErrLeaseGone, ErrBadHandle and
-// ErrOffsetRemoved 410); a context deadline or cancellation is 503; anything else is 500.
+// ErrCorrupt 500, ErrShuttingDown, ErrNotReady and ErrPartitionFailed 503, ErrNoSpace 507,
+// ErrLeaseGone, ErrBadHandle and ErrOffsetRemoved 410; ErrPartitionFailed and ErrNoSpace
+// carry Retry-After: 1); a context deadline or cancellation is 503; anything else is 500.
 // A wrong method on a known path is 405 with an Allow header; an unknown path is 404.
 //
 // # Where API.md is silent (our choices)
 //
+//   - A produce that finds the WAL's device full is 507 (nothing of it written); one
+//     pinned to a partition that failed at this node is 503. A failed partition shows
+//     "state":"failed" in partition_stats (absent when healthy).
 //   - Query parameters that a route does not know are ignored; of a repeated one the first
 //     counts. A malformed escape in the query is a 400. key= (empty) is an empty key, not
 //     no key. A key is at most 4 KiB (the WAL's bound).

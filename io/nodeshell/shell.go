@@ -58,9 +58,7 @@ var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
 // Open starts a node whose data lives under root. It returns at once; the node recovers
 // in the background and Ready reports when it serves. The node sends no message to
 // peers: it is a cluster of one (see OpenCluster).
-func Open(root string, cfg node.Config) (*Shell, error) {
-	return open(root, cfg, newMetrics(), nil, nil)
-}
+func Open(root string, cfg node.Config) (*Shell, error) { return OpenWrapped(root, cfg, nil) }
 
 // OpenWrapped is Open with the data directory's file system passed through wrap: the
 // end-to-end tests inject disk faults into the real shell with it.
