@@ -141,12 +141,6 @@ type bucket struct {
 	failedAt  int64    // when the owner last answered that the partition failed, 0: never since a success
 }
 
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("dispatch: invariant broken: " + msg)
-	}
-}
-
 func cmpU64(a, b uint64) int {
 	switch {
 	case a < b:

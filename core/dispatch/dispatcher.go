@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/wal"
 )
 
@@ -74,7 +75,7 @@ func New(cfg Config, cat Catalog, checkpoint uint64) *Dispatcher {
 
 // Add hands over a record that is durable in the WAL. Records arrive in seq order.
 func (d *Dispatcher) Add(nowNs int64, rec wal.Record) {
-	assert(rec.Seq >= d.nextSeq, "records added out of seq order")
+	assert.That(rec.Seq >= d.nextSeq, "dispatch: records added out of seq order")
 	e := &entry{rec: rec, status: stParked}
 	d.track(e)
 	d.held = append(d.held, e)
@@ -203,7 +204,7 @@ func (d *Dispatcher) startCommit(nowNs int64, b *bucket) int {
 	batch := b.ents[:n:n]
 	recs := make([]wal.Record, n)
 	for i, e := range batch {
-		assert(e.status == stWaiting, "record committed twice at once")
+		assert.That(e.status == stWaiting, "dispatch: record committed twice at once")
 		e.status = stInflight
 		recs[i] = e.rec
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/wal"
 )
 
@@ -53,7 +54,7 @@ type pendQueue struct{ ents []*entry }
 // Restore takes the skip-set recovered with the checkpoint: the records it calls done are
 // not committed again. It must be called before the first Add.
 func (d *Dispatcher) Restore(s wal.Skip) {
-	assert(len(d.held) == 0 && d.nextSeq == d.checkpoint, "Restore after Add")
+	assert.That(len(d.held) == 0 && d.nextSeq == d.checkpoint, "dispatch: Restore after Add")
 	if mutRedispatchAll {
 		return // the bug: everything above the checkpoint is committed again
 	}

@@ -1,6 +1,10 @@
 package lease
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/narad/narad/core/assert"
+)
 
 // ackSet is the acked state of a partition: a floor below which every offset is acked
 // (or removed by retention) and a bitmap of the acked offsets above it. The floor is kept
@@ -46,12 +50,12 @@ func (s *ackSet) add(off uint64) bool {
 // setBit sets the bit of off, which must be at or above the floor and not set, without
 // moving the floor.
 func (s *ackSet) setBit(off uint64) {
-	assert(off >= s.floor && off-s.floor < AckSpanMax, "acked offset outside [floor, floor+AckSpanMax)")
+	assert.That(off >= s.floor && off-s.floor < AckSpanMax, "lease: acked offset outside [floor, floor+AckSpanMax)")
 	i := int((off - s.base) / 64)
 	if i >= len(s.words) {
 		s.words = append(s.words, make([]uint64, i+1-len(s.words))...)
 	}
-	assert(s.words[i]&(1<<(off%64)) == 0, "offset acked twice")
+	assert.That(s.words[i]&(1<<(off%64)) == 0, "lease: offset acked twice")
 	s.words[i] |= 1 << (off % 64)
 	s.count++
 }
@@ -106,8 +110,8 @@ func (s *ackSet) trim() {
 	if len(s.words) == 0 {
 		s.base = s.floor &^ 63
 	}
-	assert(s.base <= s.floor && s.floor-s.base < 64 || len(s.words) == 0, "ack set base away from the floor")
-	assert(s.count >= 0, "ack set count negative")
+	assert.That(s.base <= s.floor && s.floor-s.base < 64 || len(s.words) == 0, "lease: ack set base away from the floor")
+	assert.That(s.count >= 0, "lease: ack set count negative")
 }
 
 // highest returns the highest acked offset at or above the floor.

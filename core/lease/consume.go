@@ -1,5 +1,7 @@
 package lease
 
+import "github.com/narad/narad/core/assert"
+
 // Lease takes up to n leases on the lowest available offsets, lowest first, each for the
 // visibility timeout. An offset is available when it is below the high-watermark, at or
 // above the oldest offset, not acked and not leased. Released offsets (nacked or expired)
@@ -31,8 +33,8 @@ func (m *Manager) Lease(nowNs int64, n int) []Receipt {
 			deadlineNs: nowNs + m.cfg.VisibilityTimeoutNs,
 			deliveries: r.deliveries + 1,
 		}
-		assert(l.offset < m.hw && l.offset >= m.acked.floor && !m.acked.has(l.offset), "leasing an offset that is not available")
-		assert(m.leases[l.offset] == nil, "offset leased twice")
+		assert.That(l.offset < m.hw && l.offset >= m.acked.floor && !m.acked.has(l.offset), "lease: leasing an offset that is not available")
+		assert.That(m.leases[l.offset] == nil, "lease: offset leased twice")
 		m.leases[l.offset] = l
 		m.byExpiry.push(l)
 		m.stats.Leases++
@@ -82,7 +84,7 @@ func (m *Manager) Ack(nowNs int64, offset, nonce uint64) error {
 		return err
 	}
 	m.dropLease(l)
-	assert(m.acked.add(offset), "acking an offset acked already")
+	assert.That(m.acked.add(offset), "lease: acking an offset acked already")
 	m.cursor = max(m.cursor, m.acked.floor)
 	m.stats.Acks++
 	if m.failure != nil {

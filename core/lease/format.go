@@ -5,6 +5,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"path"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // File format constants. These are on disk: do not change them; add a format byte instead.
@@ -59,10 +61,10 @@ func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
 // partition, which a misdirected write can land in this partition's acks.log whole and
 // valid (node seed 44 of narad-sim), fails its check here. dir "" writes format 1.
 func AppendAckFrameFor(dst []byte, dir string, floor uint64, offsets []uint64) []byte {
-	assert(len(offsets) <= FrameOffsetsMax, "ack frame over FrameOffsetsMax")
+	assert.That(len(offsets) <= FrameOffsetsMax, "lease: ack frame over FrameOffsetsMax")
 	for i, o := range offsets {
-		assert(o >= floor && o-floor < AckSpanMax, "ack frame offset outside [floor, floor+AckSpanMax)")
-		assert(i == 0 || o > offsets[i-1], "ack frame offsets not strictly increasing")
+		assert.That(o >= floor && o-floor < AckSpanMax, "lease: ack frame offset outside [floor, floor+AckSpanMax)")
+		assert.That(i == 0 || o > offsets[i-1], "lease: ack frame offsets not strictly increasing")
 	}
 	bodyLen := bodyFixedBytes + 8*len(offsets)
 	start := len(dst)
@@ -173,7 +175,7 @@ func encodeSnapshot(s *ackSet, dir string) []byte {
 	if hi, ok := s.highest(); ok {
 		nbits = int(hi-floor) + 1
 	}
-	assert(nbits <= AckSpanMax, "snapshot over AckSpanMax")
+	assert.That(nbits <= AckSpanMax, "lease: snapshot over AckSpanMax")
 	bodyLen := bodyFixedBytes + (nbits+7)/8
 	f := make([]byte, frameHeaderBytes+bodyLen)
 	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
@@ -228,8 +230,8 @@ func EncodeSnapshot(floor uint64, acked []uint64) []byte { return EncodeSnapshot
 func EncodeSnapshotFor(dir string, floor uint64, acked []uint64) []byte {
 	s := newAckSet(floor)
 	for i, o := range acked {
-		assert(o >= floor && o-floor < AckSpanMax, "snapshot offset outside [floor, floor+AckSpanMax)")
-		assert(i == 0 || o > acked[i-1], "snapshot offsets not strictly increasing")
+		assert.That(o >= floor && o-floor < AckSpanMax, "lease: snapshot offset outside [floor, floor+AckSpanMax)")
+		assert.That(i == 0 || o > acked[i-1], "lease: snapshot offsets not strictly increasing")
 		s.setBit(o)
 	}
 	return encodeSnapshot(s, dir)

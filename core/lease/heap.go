@@ -1,5 +1,7 @@
 package lease
 
+import "github.com/narad/narad/core/assert"
+
 // lease is one record leased to a consumer.
 type lease struct {
 	offset     uint64
@@ -35,7 +37,7 @@ func (h *deadlineHeap) push(l *lease) {
 func (h *deadlineHeap) remove(i int) {
 	old := *h
 	n := len(old) - 1
-	assert(i >= 0 && i <= n, "lease not in the deadline heap")
+	assert.That(i >= 0 && i <= n, "lease: lease not in the deadline heap")
 	if i != n {
 		old.swap(i, n)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/rng"
 )
@@ -188,7 +189,7 @@ type Manager struct {
 // New returns a manager that does nothing until Open. r draws the receipts' nonces; give
 // each manager its own stream (rng.Rand.Fork).
 func New(cfg Config, r *rng.Rand) *Manager {
-	assert(r != nil, "New without a random source")
+	assert.That(r != nil, "lease: New without a random source")
 	return &Manager{
 		cfg:    cfg.withDefaults(),
 		rand:   r,
@@ -239,7 +240,7 @@ func (m *Manager) Tick(nowNs int64) {
 func (m *Manager) DiskDone(nowNs int64, res disk.Result) {
 	m.observe(nowNs)
 	purpose, ok := m.ops[res.ID]
-	assert(ok, "completion of an unknown op")
+	assert.That(ok, "lease: completion of an unknown op")
 	delete(m.ops, res.ID)
 	if m.failure != nil {
 		return // nothing issued before the failure changes what was promised
@@ -270,7 +271,7 @@ func (m *Manager) Flushed() bool { return m.stats.AcksDurable == m.stats.Acks ||
 // SetHighWatermark says every offset below hw is committed and may be leased. It may be
 // called before recovery finishes; it never moves backwards (DESIGN.md invariant 4).
 func (m *Manager) SetHighWatermark(hw uint64) {
-	assert(hw >= m.hw, "high-watermark moved backwards")
+	assert.That(hw >= m.hw, "lease: high-watermark moved backwards")
 	m.hw = hw
 }
 
@@ -362,10 +363,4 @@ func (m *Manager) fail(cause error) {
 	m.flushAtNs = 0
 	m.flushBuf, m.snapBuf = nil, nil
 	m.persist = persistIdle
-}
-
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("lease: invariant broken: " + msg)
-	}
 }

@@ -3,6 +3,7 @@ package lease
 import (
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -64,7 +65,7 @@ func (m *Manager) trimPending() {
 	floor := m.acked.floor
 	m.pending = slices.DeleteFunc(m.pending, func(o uint64) bool { return o < floor })
 	slices.Sort(m.pending)
-	assert(len(m.pending) <= m.acked.count, "pending acks not in the acked set")
+	assert.That(len(m.pending) <= m.acked.count, "lease: pending acks not in the acked set")
 }
 
 func (m *Manager) onFlushStep(nowNs int64, res disk.Result) {
@@ -74,12 +75,12 @@ func (m *Manager) onFlushStep(nowNs int64, res disk.Result) {
 	}
 	switch res.Kind {
 	case disk.KindWriteAt:
-		assert(m.persist == persistWriting, "flush write completed while not writing")
+		assert.That(m.persist == persistWriting, "lease: flush write completed while not writing")
 		m.persist = persistSyncing
 		m.issue(purposeFlush, disk.Op{Kind: disk.KindSync, Name: m.path(LogFile)})
 	case disk.KindSync:
-		assert(m.persist == persistSyncing, "flush sync completed while not syncing")
-		assert(m.flushAcks >= m.stats.AcksDurable, "durable acks moved backwards")
+		assert.That(m.persist == persistSyncing, "lease: flush sync completed while not syncing")
+		assert.That(m.flushAcks >= m.stats.AcksDurable, "lease: durable acks moved backwards")
 		m.stats.AcksDurable = m.flushAcks
 		m.stats.Flushes++
 		m.spareBuf, m.flushBuf = m.flushBuf[:0], nil
@@ -122,13 +123,13 @@ func (m *Manager) compactStep(p compactPhase) {
 	case compactCreateLog:
 		op.Kind, op.Name = disk.KindCreate, m.path(LogFile)
 	default:
-		assert(false, "unknown compaction phase")
+		assert.That(false, "lease: unknown compaction phase")
 	}
 	m.issue(purposeCompact, op)
 }
 
 func (m *Manager) onCompactStep(nowNs int64, res disk.Result) {
-	assert(m.persist == persistCompacting, "compaction step while not compacting")
+	assert.That(m.persist == persistCompacting, "lease: compaction step while not compacting")
 	if res.Err != nil {
 		m.fail(res.Err)
 		return
@@ -136,7 +137,7 @@ func (m *Manager) onCompactStep(nowNs int64, res disk.Result) {
 	switch m.compact {
 	case compactSyncDirSnap:
 		// acks.snap is durable and holds every ack the old log holds, and more.
-		assert(m.compactAcks >= m.stats.AcksDurable, "durable acks moved backwards")
+		assert.That(m.compactAcks >= m.stats.AcksDurable, "lease: durable acks moved backwards")
 		m.stats.AcksDurable = m.compactAcks
 		m.stats.Compactions++
 		m.snapBuf = nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -45,7 +46,7 @@ type recovery struct {
 // Open starts recovery: Lease answers nothing and Ack ErrNotReady until Ready reports
 // Recovered.
 func (m *Manager) Open(nowNs int64) {
-	assert(m.rec == nil && !m.ready && m.nextOpID == 0, "Open called twice")
+	assert.That(m.rec == nil && !m.ready && m.nextOpID == 0, "lease: Open called twice")
 	m.observe(nowNs)
 	m.rec = &recovery{phase: phaseList, damageOff: -1, resyncAt: -1, truncAt: -1, set: newAckSet(0)}
 	m.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: m.cfg.Dir})

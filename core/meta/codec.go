@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/assert"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -57,7 +58,7 @@ func encodeCommand(p proposalEntry) []byte {
 		Username: p.Cmd.Username, Actor: p.Cmd.Actor, Hash: p.Cmd.Hash, Grants: p.Cmd.Grants,
 	}
 	b, err := json.Marshal(e)
-	assert(err == nil, "command does not marshal")
+	assert.That(err == nil, "meta: command does not marshal")
 	return append([]byte{commandFormatV1}, b...)
 }
 
@@ -163,7 +164,7 @@ func encodeState(m *machine) []byte {
 		st.Users = append(st.Users, userJSON{User: m.users[name], Hash: m.users[name].Hash})
 	}
 	b, err := json.Marshal(st)
-	assert(err == nil, "state does not marshal")
+	assert.That(err == nil, "meta: state does not marshal")
 	return b
 }
 
@@ -176,7 +177,7 @@ func encodeSnapshotBody(s snapshot) []byte {
 			LearnersNext: cs.GetLearnersNext(), AutoLeave: cs.GetAutoLeave(),
 		},
 	})
-	assert(err == nil, "snapshot does not marshal")
+	assert.That(err == nil, "meta: snapshot does not marshal")
 	return b
 }
 

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // On-disk constants of raft.log and snap (drawn in doc.go). Do not change them; add a new
@@ -69,7 +71,7 @@ func logFrameBytes(ents []*raftpb.Entry) int {
 // must be contiguous, and every piece within its bound: a violation is a programmer error.
 func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 	n := logFrameBytes(ents)
-	assert(n <= FrameBytesMax, "log frame over FrameBytesMax")
+	assert.That(n <= FrameBytesMax, "meta: log frame over FrameBytesMax")
 	start := len(dst)
 	dst = grow(dst, n)
 	f := dst[start : start+n]
@@ -87,8 +89,8 @@ func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 	binary.LittleEndian.PutUint32(b[25:], uint32(len(ents)))
 	p := logBodyFixed
 	for i, e := range ents {
-		assert(i == 0 || e.GetIndex() == ents[i-1].GetIndex()+1, "log frame entries not contiguous")
-		assert(len(e.GetData()) <= EntryBytesMax, "entry over EntryBytesMax")
+		assert.That(i == 0 || e.GetIndex() == ents[i-1].GetIndex()+1, "meta: log frame entries not contiguous")
+		assert.That(len(e.GetData()) <= EntryBytesMax, "meta: entry over EntryBytesMax")
 		binary.LittleEndian.PutUint64(b[p:], e.GetIndex())
 		binary.LittleEndian.PutUint64(b[p+8:], e.GetTerm())
 		b[p+16] = byte(e.GetType())
@@ -96,7 +98,7 @@ func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 		p += entryHeaderBytes
 		p += copy(b[p:], e.GetData())
 	}
-	assert(p == len(b), "log frame size mismatch")
+	assert.That(p == len(b), "meta: log frame size mismatch")
 	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
 	return dst
 }
@@ -235,7 +237,7 @@ func findValidFrame(b []byte, from int) bool {
 // appendSnapFile appends the snapshot file: one frame whose body is the JSON snapshot.
 func appendSnapFile(dst []byte, body []byte) []byte {
 	n := frameHeaderBytes + len(body)
-	assert(len(body) > 0 && n <= SnapBytesMax, "snapshot size out of range")
+	assert.That(len(body) > 0 && n <= SnapBytesMax, "meta: snapshot size out of range")
 	start := len(dst)
 	dst = grow(dst, n)
 	f := dst[start : start+n]

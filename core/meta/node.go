@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -112,11 +113,11 @@ func (s *Store) onReadyStep(res disk.Result) {
 	}
 	switch s.phase {
 	case phaseWrite:
-		assert(res.Kind == disk.KindWriteAt, "ready write completion out of order")
+		assert.That(res.Kind == disk.KindWriteAt, "meta: ready write completion out of order")
 		s.issue(purposeReady, disk.Op{Kind: disk.KindSync, Name: s.path(LogFile)})
 		s.phase = phaseSync
 	case phaseSync:
-		assert(res.Kind == disk.KindSync, "ready sync completion out of order")
+		assert.That(res.Kind == disk.KindSync, "meta: ready sync completion out of order")
 		s.phase = phaseVerify
 		s.startReadBack(purposeReady, s.path(LogFile), s.logSize, s.rdFrame)
 	default:
@@ -130,10 +131,10 @@ func (s *Store) onReadyStep(res disk.Result) {
 func (s *Store) finishReady(rd raft.Ready) {
 	if !raft.IsEmptyHardState(rd.HardState) {
 		s.hs = hardStateOf(rd.HardState)
-		assert(s.ms.SetHardState(rd.HardState) == nil, "memory storage refused the hard state")
+		assert.That(s.ms.SetHardState(rd.HardState) == nil, "meta: memory storage refused the hard state")
 	}
 	if len(rd.Entries) > 0 {
-		assert(s.ms.Append(rd.Entries) == nil, "memory storage refused the entries")
+		assert.That(s.ms.Append(rd.Entries) == nil, "meta: memory storage refused the entries")
 	}
 	s.out.Messages = append(s.out.Messages, rd.Messages...)
 	s.reportSnapshotsSent(rd.Messages)
@@ -167,7 +168,7 @@ func (s *Store) applyEarly(rd raft.Ready) {
 // apply applies committed entries in index order. It returns false when the store failed.
 func (s *Store) apply(ents []*raftpb.Entry) bool {
 	for _, e := range ents {
-		assert(e.GetIndex() == s.applied+1, "committed entries out of order")
+		assert.That(e.GetIndex() == s.applied+1, "meta: committed entries out of order")
 		var err error
 		switch e.GetType() {
 		case raftpb.EntryNormal:

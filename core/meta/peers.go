@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -82,7 +83,7 @@ func (s *Store) reportSnapshotsSent(msgs []*raftpb.Message) {
 // is rewritten with the Ready's HardState and entries; the rest of the Ready (messages,
 // committed entries after the snapshot) is finished once that rewrite is durable.
 func (s *Store) installSnapshot(rd raft.Ready) {
-	assert(s.phase == phaseIdle && s.job == nil, "snapshot install while the pipeline is busy")
+	assert.That(s.phase == phaseIdle && s.job == nil, "meta: snapshot install while the pipeline is busy")
 	md := rd.Snapshot.GetMetadata()
 	sn := snapshot{Index: md.GetIndex(), Term: md.GetTerm(), Data: rd.Snapshot.GetData(),
 		Conf: proto.Clone(md.GetConfState()).(*raftpb.ConfState)}
@@ -99,7 +100,7 @@ func (s *Store) installSnapshot(rd raft.Ready) {
 
 // snapshotInstalled runs once a received snapshot is durable under its final name.
 func (s *Store) snapshotInstalled(sn snapshot, rd *raft.Ready) {
-	assert(s.ms.ApplySnapshot(rd.Snapshot) == nil, "memory storage refused the leader's snapshot")
+	assert.That(s.ms.ApplySnapshot(rd.Snapshot) == nil, "meta: memory storage refused the leader's snapshot")
 	s.sm, s.confState = sn.m, sn.Conf
 	s.applied, s.appliedTerm, s.snapIndex = sn.Index, sn.Term, sn.Index
 	s.topicDeletes++ // the snapshot may have deleted any topic
@@ -108,10 +109,10 @@ func (s *Store) snapshotInstalled(sn snapshot, rd *raft.Ready) {
 	}
 	if !raft.IsEmptyHardState(rd.HardState) {
 		s.hs = hardStateOf(rd.HardState)
-		assert(s.ms.SetHardState(rd.HardState) == nil, "memory storage refused the hard state")
+		assert.That(s.ms.SetHardState(rd.HardState) == nil, "meta: memory storage refused the hard state")
 	}
 	if len(rd.Entries) > 0 {
-		assert(s.ms.Append(rd.Entries) == nil, "memory storage refused the entries")
+		assert.That(s.ms.Append(rd.Entries) == nil, "meta: memory storage refused the entries")
 	}
 	rd.Snapshot = nil
 	s.rw = &rewriteJob{finish: rd}

@@ -7,6 +7,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -51,7 +52,7 @@ func (rc *recovery) note(format string, args ...any) {
 // Open starts recovery. Proposals and barriers are answered ErrNotLeader until Ready
 // reports Recovered.
 func (s *Store) Open(nowNs int64) {
-	assert(s.state == stateNew, "Open called twice")
+	assert.That(s.state == stateNew, "meta: Open called twice")
 	s.state = stateRecovering
 	s.lastTickNs = nowNs
 	s.rec = &recovery{phase: recList, damageAt: -1}
@@ -293,15 +294,15 @@ func (s *Store) decide() {
 		err := s.ms.ApplySnapshot(&raftpb.Snapshot{Data: sn.Data, Metadata: &raftpb.SnapshotMetadata{
 			ConfState: sn.Conf, Index: new(sn.Index), Term: new(sn.Term),
 		}})
-		assert(err == nil, "memory storage refused the recovered snapshot")
+		assert.That(err == nil, "meta: memory storage refused the recovered snapshot")
 		s.sm, s.confState = sn.m, sn.Conf
 		s.snapIndex, s.applied, s.appliedTerm = sn.Index, sn.Index, sn.Term
 	}
 	if !hs.isEmpty() {
 		s.hs = hs
-		assert(s.ms.SetHardState(hs.pb()) == nil, "memory storage refused the hard state")
+		assert.That(s.ms.SetHardState(hs.pb()) == nil, "meta: memory storage refused the hard state")
 	}
-	assert(s.ms.Append(rc.ents) == nil, "memory storage refused the recovered entries")
+	assert.That(s.ms.Append(rc.ents) == nil, "meta: memory storage refused the recovered entries")
 	if rc.snap == nil && hs.isEmpty() && len(rc.ents) == 0 {
 		if slices.Contains(s.cfg.Voters, s.cfg.ID) {
 			rc.bootstrap = true

@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -35,8 +36,8 @@ type rewriteJob struct {
 // The Ready pipeline waits meanwhile (proposals still enter raft), so no frame is
 // appended to a raft.log that is about to be replaced. doc.go walks every crash point.
 func (s *Store) startSnapshot() {
-	assert(s.phase == phaseIdle && s.job == nil, "snapshot while the pipeline is busy")
-	assert(s.applied > s.snapIndex, "snapshot without new entries")
+	assert.That(s.phase == phaseIdle && s.job == nil, "meta: snapshot while the pipeline is busy")
+	assert.That(s.applied > s.snapIndex, "meta: snapshot without new entries")
 	s.phase = phaseSnapshot
 	sn := snapshot{
 		Index: s.applied, Term: s.appliedTerm, Data: encodeState(s.sm),
@@ -47,7 +48,7 @@ func (s *Store) startSnapshot() {
 }
 
 func (s *Store) onSnapshotStep(res disk.Result) {
-	assert(s.phase == phaseSnapshot && s.job != nil, "snapshot step while not snapshotting")
+	assert.That(s.phase == phaseSnapshot && s.job != nil, "meta: snapshot step while not snapshotting")
 	if res.Kind == disk.KindReadAt {
 		if s.onReadBack(purposeSnapshot, res) {
 			s.issue(purposeSnapshot, disk.Op{Kind: disk.KindRename, Name: s.path(SnapTmpFile), NewName: s.path(SnapFile)})
@@ -79,8 +80,8 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 			return
 		}
 		_, err := s.ms.CreateSnapshot(sn.Index, sn.Conf, sn.Data)
-		assert(err == nil, "memory storage refused the snapshot")
-		assert(s.ms.Compact(sn.Index) == nil, "memory storage refused the compaction")
+		assert.That(err == nil, "meta: memory storage refused the snapshot")
+		assert.That(s.ms.Compact(sn.Index) == nil, "meta: memory storage refused the compaction")
 		s.snapIndex = sn.Index
 		s.startRewrite()
 	default:
@@ -100,7 +101,7 @@ func (s *Store) startRewrite() {
 	if first <= last {
 		var err error
 		ents, err = s.ms.Entries(first, last+1, math.MaxUint64)
-		assert(err == nil, "memory storage lost entries")
+		assert.That(err == nil, "meta: memory storage lost entries")
 	}
 	var buf []byte
 	if !s.hs.isEmpty() || len(ents) > 0 {
@@ -115,7 +116,7 @@ func (s *Store) startRewrite() {
 }
 
 func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
-	assert(s.phase == phaseRewrite && s.rw != nil, "rewrite step while not rewriting")
+	assert.That(s.phase == phaseRewrite && s.rw != nil, "meta: rewrite step while not rewriting")
 	if res.Kind == disk.KindReadAt {
 		if s.onReadBack(purposeRewrite, res) {
 			s.issue(purposeRewrite, disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)})

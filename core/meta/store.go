@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -297,7 +298,7 @@ func (s *Store) expire() {
 // DiskDone feeds the completion of an op this store issued.
 func (s *Store) DiskDone(nowNs int64, res disk.Result) {
 	purpose, ok := s.ops[res.ID]
-	assert(ok, "completion of an unknown op")
+	assert.That(ok, "meta: completion of an unknown op")
 	delete(s.ops, res.ID)
 	if s.state == stateFailed {
 		return // nothing issued before the failure can change the answers given
@@ -408,12 +409,6 @@ func (s *Store) fail(cause error) {
 	}
 	s.proposals, s.barriers = map[uint64]*proposal{}, map[uint64]*barrier{}
 	s.job, s.rw, s.rec = nil, nil, nil
-}
-
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("meta: invariant broken: " + msg)
-	}
 }
 
 // discardLogger is raft's logger: the core prints nothing. Raft's panics still panic.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/assert"
 )
 
 // Topic is one topic as the metastore holds it.
@@ -284,7 +285,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 	}
 	switch c.Kind {
 	case CreateTopic:
-		assert(m.byID[index] == "", "incarnation id reused")
+		assert.That(m.byID[index] == "", "meta: incarnation id reused")
 		t.ID = index
 		t.CreatedAtMs = nowNs / 1_000_000
 		t.Owner = c.Actor

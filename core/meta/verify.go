@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -33,7 +34,7 @@ func (s *Store) issueReadBack(p opPurpose) {
 // when it issued a retry or failed the store.
 func (s *Store) onReadBack(p opPurpose, res disk.Result) bool {
 	v := s.verify
-	assert(v != nil, "read-back result with no read-back in flight")
+	assert.That(v != nil, "meta: read-back result with no read-back in flight")
 	if res.Err == nil && bytes.Equal(res.Data, v.want) {
 		s.verify = nil
 		return true

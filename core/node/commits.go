@@ -266,12 +266,6 @@ func (n *Node) forgetRemote(nowNs int64) {
 	}
 }
 
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("node: invariant broken: " + msg)
-	}
-}
-
 // commitTimeout is the dispatcher's commit timeout.
 func (n *Node) commitTimeout() int64 {
 	if t := n.cfg.Dispatch.CommitTimeoutNs; t > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -128,7 +129,7 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 // high-watermark; waiting consumers are woken.
 func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
 	jobs := p.inflight
-	assert(jobs != nil && c.Token == p.commitTok, "a commit answer with no commit in flight")
+	assert.That(jobs != nil && c.Token == p.commitTok, "node: a commit answer with no commit in flight")
 	p.inflight, p.commitTok = nil, 0
 	n.commitLatency.Observe(nowNs - p.commitAt)
 	if c.Err == nil {

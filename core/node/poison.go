@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/plog"
@@ -81,7 +82,7 @@ func (n *Node) maybeReopen(nowNs int64, p *partition) bool {
 	if p.inflight != nil || n.opsInFlightFor(p.key) || n.readsPendingFor(p.key) {
 		return false // a completion collects again
 	}
-	assert(len(p.queued) == 0, "a failed partition kept commits queued")
+	assert.That(len(p.queued) == 0, "node: a failed partition kept commits queued")
 	t, ok := n.meta.TopicByID(p.key.topicID)
 	if !ok {
 		return false // the topic is gone: dropDeletedPartitions forgets the partition

@@ -1,5 +1,7 @@
 package plog
 
+import "github.com/narad/narad/core/assert"
+
 // The read cache: decoded batches known good, so that a read of a recent batch needs no
 // disk op and no decode. See "Reads" in doc.go for what enters it and when it is dropped.
 
@@ -34,7 +36,7 @@ type readCache struct {
 }
 
 func newReadCache(batchesMax, bytesMax int) readCache {
-	assert(batchesMax > 0 && bytesMax > 0, "read cache bounds must be positive")
+	assert.That(batchesMax > 0 && bytesMax > 0, "plog: read cache bounds must be positive")
 	return readCache{batchesMax: batchesMax, bytesMax: bytesMax, byBase: map[uint64]*cachedBatch{}}
 }
 
@@ -60,9 +62,9 @@ func (c *readCache) get(base uint64) *cachedBatch {
 // bound is not cached; put then returns a cachedBatch outside the cache, for the caller
 // to serve from once.
 func (c *readCache) put(ref batchRef, bt Batch) *cachedBatch {
-	assert(bt.BaseOffset == ref.base && len(bt.Entries) == int(ref.count), "caching a batch that is not the indexed one")
+	assert.That(bt.BaseOffset == ref.base && len(bt.Entries) == int(ref.count), "plog: caching a batch that is not the indexed one")
 	if cb := c.byBase[ref.base]; cb != nil {
-		assert(cb.ref == ref, "one base offset cached for two different batches")
+		assert.That(cb.ref == ref, "plog: one base offset cached for two different batches")
 		return c.get(ref.base)
 	}
 	cb := &cachedBatch{ref: ref, commitMs: bt.CommitTimeMs, entries: bt.Entries, bytes: batchCost(ref)}
@@ -104,7 +106,7 @@ func (c *readCache) dropFrom(off uint64) {
 }
 
 func (c *readCache) remove(cb *cachedBatch) {
-	assert(c.byBase[cb.ref.base] == cb, "removing a batch that is not cached")
+	assert.That(c.byBase[cb.ref.base] == cb, "plog: removing a batch that is not cached")
 	delete(c.byBase, cb.ref.base)
 	c.bytes -= cb.bytes
 	c.unlink(cb)
@@ -137,7 +139,7 @@ func (c *readCache) unlink(cb *cachedBatch) {
 
 // check asserts the bounds after every insertion.
 func (c *readCache) check() {
-	assert(len(c.byBase) <= c.batchesMax && c.bytes <= c.bytesMax && c.bytes >= 0, "read cache over its bounds")
+	assert.That(len(c.byBase) <= c.batchesMax && c.bytes <= c.bytesMax && c.bytes >= 0, "plog: read cache over its bounds")
 }
 
 // serve copies up to maxRecords records starting at offset out of the batch. Keys and
@@ -146,7 +148,7 @@ func (c *readCache) check() {
 // Every Payload, and every Key of a keyed entry, is non-nil, even when empty (a nil
 // payload means "no record" to some callers). offset must lie in the batch.
 func (cb *cachedBatch) serve(offset uint64, maxRecords int) []Stored {
-	assert(offset >= cb.ref.base && offset < cb.ref.base+uint64(cb.ref.count), "serving an offset outside its batch")
+	assert.That(offset >= cb.ref.base && offset < cb.ref.base+uint64(cb.ref.count), "plog: serving an offset outside its batch")
 	first := int(offset - cb.ref.base)
 	es := cb.entries[first : first+min(maxRecords, len(cb.entries)-first)]
 	total := 0

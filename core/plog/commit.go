@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -48,7 +49,7 @@ func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
 		l.answerCommit(token, 0, 0, l.poisoned)
 		return
 	}
-	assert(l.commit == nil, "a second commit while one is in flight")
+	assert.That(l.commit == nil, "plog: a second commit while one is in flight")
 	if _, err := BatchBytes(entries); err != nil {
 		l.answerCommit(token, 0, 0, err)
 		return
@@ -75,7 +76,7 @@ func (l *Log) answerCommit(token, base uint64, count int, err error) {
 // cuts the segment back (ErrRetry); a failed fdatasync poisons the log (ErrFailed).
 func (l *Log) commitStep(res disk.Result) {
 	c := l.commit
-	assert(c != nil, "commit step with no commit in flight")
+	assert.That(c != nil, "plog: commit step with no commit in flight")
 	switch c.phase {
 	case phaseCreate:
 		if res.Err != nil { // nothing written: a retry creates it again
@@ -108,7 +109,7 @@ func (l *Log) commitStep(res disk.Result) {
 
 func (l *Log) writeFrame() {
 	c, seg := l.commit, l.active()
-	assert(seg.base <= c.base, "commit lands below its segment's base offset")
+	assert.That(seg.base <= c.base, "plog: commit lands below its segment's base offset")
 	c.pos = seg.size
 	c.phase = phaseWrite
 	l.issue(purposeCommit, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: c.pos, Data: c.frame})
@@ -180,8 +181,8 @@ func (l *Log) onReadBack(res disk.Result) {
 		return
 	}
 	bt, n, err := DecodeBatch(res.Data)
-	assert(err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
-		"a frame equal to the one encoded does not decode to it")
+	assert.That(err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
+		"plog: a frame equal to the one encoded does not decode to it")
 	l.publish(&bt)
 }
 
@@ -193,7 +194,7 @@ func (l *Log) onReadBack(res disk.Result) {
 // its readers still see what is on disk.
 func (l *Log) publish(readBack *Batch) {
 	c, seg := l.commit, l.active()
-	assert(c.base == l.hw && c.pos == seg.size, "publishing a commit that is not at the high-watermark")
+	assert.That(c.base == l.hw && c.pos == seg.size, "plog: publishing a commit that is not at the high-watermark")
 	ref := batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos}
 	seg.batches = append(seg.batches, ref)
 	seg.size += int64(len(c.frame))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // Batch frame constants. They are on disk: do not change them; add a format byte instead.
@@ -110,7 +112,7 @@ func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byt
 		}
 		p += copy(body[p:], e.Payload)
 	}
-	assert(p == len(body), "batch body size differs from BatchBytes")
+	assert.That(p == len(body), "plog: batch body size differs from BatchBytes")
 	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
 	return dst
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -272,7 +273,7 @@ func (l *Log) ReadCacheSize() (batches, bytes int) { return len(l.cache.byBase),
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 	purpose, ok := l.ops[res.ID]
-	assert(ok, "completion of an unknown op")
+	assert.That(ok, "plog: completion of an unknown op")
 	delete(l.ops, res.ID)
 	if l.state == stateFailed {
 		return // recovery failed: nothing issued before can change an answer
@@ -327,11 +328,5 @@ func (l *Log) failRecovery(cause error) {
 	l.poison(cause)
 	l.reportFailed()
 	l.rec = nil
-	assert(l.readsWaiting == 0 && len(l.fetches) == 0, "a read was issued before recovery finished")
-}
-
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("plog: invariant broken: " + msg)
-	}
+	assert.That(l.readsWaiting == 0 && len(l.fetches) == 0, "plog: a read was issued before recovery finished")
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -49,7 +50,7 @@ type recovery struct {
 // Recovered (or Failed: recovery could not read the directory or a segment, or found
 // segments that overlap; the node stops and an operator looks).
 func (l *Log) Open(nowNs int64) {
-	assert(l.state == stateNew, "Open called twice")
+	assert.That(l.state == stateNew, "plog: Open called twice")
 	l.state = stateRecovering
 	l.rec = &recovery{phase: phaseList, damageOff: -1, bestPos: -1}
 	l.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: l.cfg.Dir})

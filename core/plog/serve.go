@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -61,7 +62,7 @@ func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 		return
 	}
 	if cb := l.cache.get(ref.base); cb != nil {
-		assert(cb.ref == ref && ref.base+uint64(ref.count) <= l.hw, "a cached batch differs from the index")
+		assert.That(cb.ref == ref && ref.base+uint64(ref.count) <= l.hw, "plog: a cached batch differs from the index")
 		l.stats.ReadCacheHits++
 		l.answerRead(token, cb.serve(offset, maxRecords), nil)
 		return
@@ -74,7 +75,7 @@ func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 	l.readsWaiting++
 	w := readWaiter{token: token, offset: offset, max: maxRecords}
 	if f := l.fetching[ref.base]; f != nil {
-		assert(f.ref == ref, "a fetch in flight differs from the index")
+		assert.That(f.ref == ref, "plog: a fetch in flight differs from the index")
 		l.stats.ReadsJoined++
 		f.waiters = append(f.waiters, w)
 		return
@@ -93,7 +94,7 @@ func (l *Log) answerRead(token uint64, recs []Stored, err error) {
 // for an offset in a hole.
 func (l *Log) locate(offset uint64) (*segment, batchRef, bool) {
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset }) - 1
-	assert(i >= 0, "an offset at or above the oldest lies before the first segment")
+	assert.That(i >= 0, "plog: an offset at or above the oldest lies before the first segment")
 	seg := &l.segs[i]
 	j := sort.Search(len(seg.batches), func(j int) bool { return seg.batches[j].base > offset }) - 1
 	if j < 0 {
@@ -118,7 +119,7 @@ func (l *Log) issueFetch(f *fetch) {
 // A frame that passes is cached and every waiting read is answered from it.
 func (l *Log) readStep(res disk.Result) {
 	f, ok := l.fetches[res.ID]
-	assert(ok, "read completion with no fetch waiting")
+	assert.That(ok, "plog: read completion with no fetch waiting")
 	delete(l.fetches, res.ID)
 	if f.ref.base < l.oldest {
 		// Segments go whole, so the batch lies entirely below OldestOffset, and so does
@@ -157,10 +158,10 @@ func (l *Log) retryFetch(f *fetch, cause error) {
 // finishFetch answers every read waiting for f, in arrival order: from cb when it is
 // set, else with err.
 func (l *Log) finishFetch(f *fetch, cb *cachedBatch, err error) {
-	assert(l.fetching[f.ref.base] == f, "finishing a fetch that is not in flight")
+	assert.That(l.fetching[f.ref.base] == f, "plog: finishing a fetch that is not in flight")
 	delete(l.fetching, f.ref.base)
 	l.readsWaiting -= len(f.waiters)
-	assert(l.readsWaiting >= 0, "more reads finished than were waiting")
+	assert.That(l.readsWaiting >= 0, "plog: more reads finished than were waiting")
 	for _, w := range f.waiters {
 		if cb != nil {
 			l.answerRead(w.token, cb.serve(w.offset, w.max), nil)
@@ -211,7 +212,7 @@ func (l *Log) maybeRetain(nowNs int64) {
 }
 
 func (l *Log) retainStep(nowNs int64, res disk.Result) {
-	assert(l.removing, "retention step with no removal in flight")
+	assert.That(l.removing, "plog: retention step with no removal in flight")
 	switch res.Kind {
 	case disk.KindRemove:
 		if res.Err != nil && !errors.Is(res.Err, disk.ErrNotExist) {

@@ -3,6 +3,8 @@ package wal
 import (
 	"encoding/binary"
 	"hash/crc32"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // Checkpoint file format (on disk: do not change). Two slots, written alternately, so a
@@ -54,7 +56,7 @@ func encodeCheckpointSlot(s checkpointSlot) []byte {
 		binary.LittleEndian.PutUint32(b[0:], crc32.Checksum(b[4:], castagnoli))
 		return b
 	}
-	assert(s.skip.Valid(), "encoding an invalid skip")
+	assert.That(s.skip.Valid(), "wal: encoding an invalid skip")
 	b := make([]byte, checkpointV2Fixed+checkpointV2Pending*len(s.skip.Pending))
 	binary.LittleEndian.PutUint32(b[4:], checkpointMagicV2)
 	binary.LittleEndian.PutUint64(b[8:], s.gen)

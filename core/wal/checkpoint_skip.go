@@ -3,6 +3,8 @@ package wal
 import (
 	"cmp"
 	"slices"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // CheckpointPendingMax bounds the partitions a checkpoint slot names as still pending
@@ -83,8 +85,8 @@ func (l *Log) SetSkip(nowNs int64, s Skip) {
 	if l.state != stateReady {
 		return
 	}
-	assert(s.Valid(), "invalid skip")
-	assert(s.Below <= l.durableNext, "skip passes a record that is not durable")
+	assert.That(s.Valid(), "wal: invalid skip")
+	assert.That(s.Below <= l.durableNext, "wal: skip passes a record that is not durable")
 	if s.Equal(l.skipWanted) {
 		return
 	}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
 // writeCheckpoint writes the wanted checkpoint into the slot after the newest durable one
 // and syncs it. One write and one fdatasync cover every move since the last one.
 func (l *Log) writeCheckpoint() {
-	assert(l.ckptWriting == 0, "two checkpoint writes in flight")
+	assert.That(l.ckptWriting == 0, "wal: two checkpoint writes in flight")
 	l.ckptFlushAt = 0
 	if l.ckptWanted <= l.ckptDurable && l.skipWanted.Equal(l.skipDurable) {
 		return
@@ -56,7 +57,7 @@ func (l *Log) onCheckpointReadBack(res disk.Result) {
 }
 
 func (l *Log) onCheckpointStep(nowNs int64, res disk.Result) {
-	assert(l.ckptWriting != 0, "checkpoint step with no checkpoint write")
+	assert.That(l.ckptWriting != 0, "wal: checkpoint step with no checkpoint write")
 	if res.Kind == disk.KindWriteAt && errors.Is(res.Err, disk.ErrNoSpace) && !mutNoSpaceFatal {
 		l.checkpointNoSpace(nowNs)
 		return

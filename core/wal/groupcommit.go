@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -29,7 +30,7 @@ func (l *Log) maybeFlush() {
 }
 
 func (l *Log) onGroupWritten(nowNs int64, res disk.Result) {
-	assert(l.flush == flushWriting, "group write completed while not writing")
+	assert.That(l.flush == flushWriting, "wal: group write completed while not writing")
 	if errors.Is(res.Err, disk.ErrNoSpace) && !mutNoSpaceFatal {
 		l.cutNoSpace()
 		return
@@ -47,7 +48,7 @@ func (l *Log) onGroupWritten(nowNs int64, res disk.Result) {
 }
 
 func (l *Log) onGroupSynced(res disk.Result) {
-	assert(l.flush == flushSyncing, "group sync completed while not syncing")
+	assert.That(l.flush == flushSyncing, "wal: group sync completed while not syncing")
 	if res.Err != nil && !mutTrustFailedSync {
 		// Never retried and never trusted: the pages may be lost while the kernel says
 		// they are clean. The node must restart and recover from what is on disk.
@@ -68,7 +69,7 @@ func (l *Log) readBack() {
 }
 
 func (l *Log) onGroupVerified(res disk.Result) {
-	assert(l.flush == flushVerifying, "group read-back completed while not verifying")
+	assert.That(l.flush == flushVerifying, "wal: group read-back completed while not verifying")
 	if res.Err == nil && bytes.Equal(res.Data, l.inflightBuf) {
 		l.groupDurable()
 		return
@@ -107,7 +108,7 @@ func (l *Log) ackInflight() {
 		l.answer(w.token, w.seq, nil)
 	}
 	last := l.inflight[len(l.inflight)-1].seq
-	assert(last >= l.durableNext, "durable horizon moved backwards")
+	assert.That(last >= l.durableNext, "wal: durable horizon moved backwards")
 	l.durableNext = last + 1
 	l.inflight = l.inflight[:0]
 }
@@ -139,7 +140,7 @@ func (l *Log) startRotate() {
 }
 
 func (l *Log) onRotateStep(res disk.Result) {
-	assert(l.flush == flushRotating, "rotation step while not rotating")
+	assert.That(l.flush == flushRotating, "wal: rotation step while not rotating")
 	if res.Err != nil {
 		l.fail(res.Err)
 		return

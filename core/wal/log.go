@@ -152,9 +152,3 @@ func (l *Log) fail(cause error) {
 	l.inflight, l.staged = nil, nil
 	l.stagedBuf = l.stagedBuf[:0]
 }
-
-func assert(ok bool, msg string) {
-	if !ok {
-		panic("wal: invariant broken: " + msg)
-	}
-}

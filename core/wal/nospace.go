@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -35,7 +36,7 @@ func (l *Log) cutNoSpace() {
 
 // onGroupCut: the cut is done, then synced; then the group is refused.
 func (l *Log) onGroupCut(nowNs int64, res disk.Result) {
-	assert(l.flush == flushCutting, "a cut completed while not cutting")
+	assert.That(l.flush == flushCutting, "wal: a cut completed while not cutting")
 	if res.Err != nil {
 		l.fail(fmt.Errorf("cutting back a group write that found no space (%s): %w", res.Kind, res.Err))
 		return
@@ -50,7 +51,7 @@ func (l *Log) onGroupCut(nowNs int64, res disk.Result) {
 // refuseGroup answers ErrNoSpace to the group in flight and every append staged behind
 // it, and gives their seqs back.
 func (l *Log) refuseGroup(nowNs int64) {
-	assert(len(l.inflight) > 0 && l.inflight[0].seq >= l.durableNext, "refusing a group that is not the next")
+	assert.That(len(l.inflight) > 0 && l.inflight[0].seq >= l.durableNext, "wal: refusing a group that is not the next")
 	l.nextSeq = l.inflight[0].seq
 	for _, w := range append(l.inflight, l.staged...) {
 		l.answer(w.token, 0, ErrNoSpace)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -53,7 +54,7 @@ type recovery struct {
 // Open starts recovery. Appends are refused with ErrNotReady until Ready reports
 // Recovered.
 func (l *Log) Open(nowNs int64) {
-	assert(l.state == stateNew, "Open called twice")
+	assert.That(l.state == stateNew, "wal: Open called twice")
 	l.state = stateRecovering
 	l.rec = &recovery{phase: phaseList, damageOff: -1, resyncAt: -1}
 	l.issue(purposeRecover, disk.Op{Kind: disk.KindList, Name: l.cfg.Dir})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -154,7 +155,7 @@ func (l *Log) onFinishStep(res disk.Result) {
 	case disk.KindTruncate:
 		// The truncated size is durable only after a sync of the file.
 		name, ok := rc.truncOps[res.ID]
-		assert(ok, "truncate completion for an unknown segment")
+		assert.That(ok, "wal: truncate completion for an unknown segment")
 		l.issue(purposeRecover, disk.Op{Kind: disk.KindSync, Name: name})
 		return
 	case disk.KindSync, disk.KindCreate, disk.KindSyncDir:

@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 )
 
@@ -171,7 +172,7 @@ func (l *Log) Append(nowNs int64, token uint64, r Record) {
 // start, so that a batch arriving at an idle WAL goes out in one write and one fdatasync
 // rather than its first record alone. Each record is answered as if appended alone.
 func (l *Log) AppendBatch(nowNs int64, tokens []uint64, rs []Record) {
-	assert(len(tokens) == len(rs), "AppendBatch: one token per record")
+	assert.That(len(tokens) == len(rs), "wal: AppendBatch: one token per record")
 	for i := range rs {
 		l.stage(nowNs, tokens[i], rs[i])
 	}
@@ -234,8 +235,8 @@ func (l *Log) SetCheckpoint(nowNs int64, seq uint64) {
 	if l.state != stateReady {
 		return
 	}
-	assert(seq >= l.ckptWanted, "checkpoint moved backwards")
-	assert(seq <= l.durableNext, "checkpoint passed a record that is not durable")
+	assert.That(seq >= l.ckptWanted, "wal: checkpoint moved backwards")
+	assert.That(seq <= l.durableNext, "wal: checkpoint passed a record that is not durable")
 	if seq == l.ckptWanted {
 		return
 	}
@@ -263,7 +264,7 @@ func (l *Log) CheckpointFlushed() bool {
 // DiskDone feeds the completion of an op this machine issued.
 func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 	purpose, ok := l.ops[res.ID]
-	assert(ok, "completion of an unknown op")
+	assert.That(ok, "wal: completion of an unknown op")
 	delete(l.ops, res.ID)
 	if l.state == stateFailed {
 		return // nothing issued before the failure can change the answers given
