@@ -114,7 +114,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./io/walshell/
 
 # Every decoder of a disk or wire format and of batch bodies, 30 s each (their seed corpora run in every make test).
-FUZZ := core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/wal:FuzzDecodeCheckpointV2Body core/plog:FuzzDecodeBatch \
+FUZZ := core/frame:FuzzRead core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/wal:FuzzDecodeCheckpointV2Body core/plog:FuzzDecodeBatch \
 	core/lease:FuzzDecodeAckFrame core/lease:FuzzDecodeSnapshot core/meta:FuzzDecodeLogFrame \
 	core/meta:FuzzDecodeSnapFile core/meta:FuzzDecodeCommand io/httpapi:FuzzDecodeBatchBody \
 	core/wire:FuzzDecode io/peernet:FuzzReadEnvelope io/httpapi:FuzzAuthorizationHeader io/httpapi:FuzzUsersBody

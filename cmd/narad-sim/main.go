@@ -3,7 +3,8 @@
 //	narad-sim -seed N        run one seed: its options, its stats, then
 //	                         "seed=N trace=<hash> verdict=ok", or "verdict=violation
 //	                         check=<name>" naming the check that found it (exit 1)
-//	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed
+//	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed,
+//	                         or a summary with "traces=<digest>" of every seed's trace
 //	-sim node|wal|meta|cluster|cluster-nousers
 //	                         what runs: the whole single-node broker (default), the
 //	                         ingress WAL alone, a 3- or 5-replica metastore cluster, a
@@ -18,6 +19,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"runtime"
@@ -98,7 +100,9 @@ func verdict(seed uint64, res outcome, out io.Writer) int {
 }
 
 // runRange runs seeds lo..hi on workers goroutines and prints, in seed order, a line per
-// failing seed and a summary. With stop, no new seed starts after a violation.
+// failing seed and a summary. With stop, no new seed starts after a violation. A passing
+// summary ends with a digest of every seed's trace hash, so that two builds can be shown to
+// run a whole sweep identically (a refactoring that must not change behaviour).
 func runRange(sim func(uint64) outcome, lo, hi uint64, workers int, stop bool, out io.Writer) int {
 	n := int(hi - lo + 1)
 	results := make([]outcome, n)
@@ -123,7 +127,9 @@ func runRange(sim func(uint64) outcome, lo, hi uint64, workers int, stop bool, o
 	close(next)
 	wg.Wait()
 	var failing []string
+	digest := fnv.New64a()
 	for i, res := range results {
+		fmt.Fprintf(digest, "%d %s\n", lo+uint64(i), res.trace)
 		if res.violation != nil {
 			verdict(lo+uint64(i), res, out)
 			failing = append(failing, strconv.FormatUint(lo+uint64(i), 10))
@@ -133,6 +139,6 @@ func runRange(sim func(uint64) outcome, lo, hi uint64, workers int, stop bool, o
 		fmt.Fprintf(out, "seeds=%d-%d failed=%d: %s\n", lo, hi, len(failing), strings.Join(failing, " "))
 		return 1
 	}
-	fmt.Fprintf(out, "seeds=%d-%d failed=0 verdict=ok\n", lo, hi)
+	fmt.Fprintf(out, "seeds=%d-%d failed=0 verdict=ok traces=%016x\n", lo, hi, digest.Sum64())
 	return 0
 }

@@ -29,6 +29,11 @@ func TestRangeAndBadArguments(t *testing.T) {
 	if code := run([]string{"-seeds", "1-3"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "seeds=1-3 failed=0 verdict=ok") {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
+	first := out.String()
+	out.Reset()
+	if run([]string{"-seeds", "1-3", "-j", "1"}, &out, &errOut); out.String() != first || !strings.Contains(first, " traces=") {
+		t.Fatalf("a sweep's summary differs between runs (or lacks its digest):\n%s\n%s", first, out.String())
+	}
 	for _, args := range [][]string{{}, {"-seeds", "5-1"}, {"-seeds", "x"}, {"-sim", "nosuch", "-seed", "1"}} {
 		if code := run(args, &out, &errOut); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", args, code)

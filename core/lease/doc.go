@@ -130,13 +130,9 @@
 //
 // # File formats (on disk: do not change; add a format byte instead)
 //
-// acks.log is a sequence of frames; acks.snap is exactly one frame:
-//
-//	0        4        8   9
-//	+--------+--------+---+------------------------------------------------+
-//	| crc32c | length |fmt| body: length bytes                             |
-//	+--------+--------+---+------------------------------------------------+
-//	crc32c (Castagnoli) covers length, fmt and body; all integers little endian.
+// acks.log is a sequence of frames; acks.snap is exactly one frame. Each is a frame of
+// core/frame (crc32c u32 | length u32 | fmt u8 | body), whose layout, checksum and
+// decoding outcomes are drawn there once. Integers little endian.
 //
 //	fmt 1, ack batch (acks.log):
 //	floor u64 | count u32 | offset u64 x count

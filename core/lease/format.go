@@ -3,8 +3,9 @@ package lease
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"path"
+
+	"github.com/narad/narad/core/frame"
 
 	"github.com/narad/narad/core/assert"
 )
@@ -12,12 +13,12 @@ import (
 // File format constants. These are on disk: do not change them; add a format byte instead.
 // The layouts are drawn in doc.go.
 const (
-	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
-	bodyFixedBytes   = 12 // floor u64 | count (or nbits) u32
-	formatAckBatch   = 1  // a frame of acks.log (written before tags; still read)
-	formatSnapshot   = 2  // the single frame of acks.snap (written before tags; still read)
-	formatAckTagged  = 3  // formatAckBatch whose CRC starts from the partition's tag
-	formatSnapTagged = 4  // formatSnapshot whose CRC starts from the partition's tag
+	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
+	bodyFixedBytes   = 12                // floor u64 | count (or nbits) u32
+	formatAckBatch   = 1                 // a frame of acks.log (written before tags; still read)
+	formatSnapshot   = 2                 // the single frame of acks.snap (written before tags; still read)
+	formatAckTagged  = 3                 // formatAckBatch whose CRC starts from the partition's tag
+	formatSnapTagged = 4                 // formatSnapshot whose CRC starts from the partition's tag
 )
 
 // Limits of the formats. A decoder treats anything beyond them as damage.
@@ -35,14 +36,8 @@ const (
 	snapshotBodyBytesMax = bodyFixedBytes + AckSpanMax/8
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Decoding outcomes. Every one of them is damage to recovery (doc.go, rows L3-L5, S3).
 var (
-	errShort    = errors.New("lease: frame extends past the data")
-	errZero     = errors.New("lease: zeroed frame header")
-	errLength   = errors.New("lease: frame length out of range")
-	errChecksum = errors.New("lease: frame checksum mismatch")
 	errFormat   = errors.New("lease: unknown frame format")
 	errBody     = errors.New("lease: malformed frame body")
 	errTrailing = errors.New("lease: bytes after the snapshot frame")
@@ -66,22 +61,18 @@ func AppendAckFrameFor(dst []byte, dir string, floor uint64, offsets []uint64) [
 		assert.That(o >= floor && o-floor < AckSpanMax, "lease: ack frame offset outside [floor, floor+AckSpanMax)")
 		assert.That(i == 0 || o > offsets[i-1], "lease: ack frame offsets not strictly increasing")
 	}
-	bodyLen := bodyFixedBytes + 8*len(offsets)
-	start := len(dst)
-	dst = grow(dst, frameHeaderBytes+bodyLen)
-	f := dst[start:]
-	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
-	f[8] = formatAckBatch
+	format := byte(formatAckBatch)
 	if dir != "" {
-		f[8] = formatAckTagged
+		format = formatAckTagged
 	}
-	body := f[frameHeaderBytes:]
+	start := len(dst)
+	dst, body := frame.Append(dst, format, bodyFixedBytes+8*len(offsets))
 	binary.LittleEndian.PutUint64(body[0:], floor)
 	binary.LittleEndian.PutUint32(body[8:], uint32(len(offsets)))
 	for i, o := range offsets {
 		binary.LittleEndian.PutUint64(body[bodyFixedBytes+8*i:], o)
 	}
-	binary.LittleEndian.PutUint32(f[0:], crc32.Update(tagSeed(dir), castagnoli, f[4:]))
+	frame.Seal(dst[start:], tagSeed(dir))
 	return dst
 }
 
@@ -116,37 +107,24 @@ func DecodeAckFrameFor(b []byte, dir string) (floor uint64, offsets []uint64, n 
 }
 
 // frameBody checks the header, length and CRC of the frame at the start of b and returns
-// its body and its size.
+// its body and its size. A frame of the tagged format is checked from dir's tag.
 func frameBody(b []byte, dir string, format, tagged byte, bodyMax int) ([]byte, int, error) {
-	if len(b) < frameHeaderBytes {
-		if allZero(b) {
-			return nil, 0, errZero
-		}
-		return nil, 0, errShort
-	}
-	sum := binary.LittleEndian.Uint32(b[0:])
-	bodyLen := binary.LittleEndian.Uint32(b[4:])
-	if sum == 0 && bodyLen == 0 && b[8] == 0 {
-		return nil, 0, errZero
-	}
-	if bodyLen < bodyFixedBytes || bodyLen > uint32(bodyMax) {
-		return nil, 0, errLength
-	}
-	n := frameHeaderBytes + int(bodyLen)
-	if len(b) < n {
-		return nil, 0, errShort
+	h, err := frame.Peek(b, frame.Bounds{Min: bodyFixedBytes, Max: bodyMax})
+	if err != nil {
+		return nil, 0, err
 	}
 	seed := uint32(0)
-	if b[8] == tagged && dir != "" {
+	if h.Format == tagged && dir != "" {
 		seed = tagSeed(dir)
 	}
-	if crc32.Update(seed, castagnoli, b[4:n]) != sum {
-		return nil, 0, errChecksum
+	body, err := h.Body(b, seed)
+	if err != nil {
+		return nil, 0, err
 	}
-	if b[8] != format && (b[8] != tagged || dir == "") {
+	if h.Format != format && (h.Format != tagged || dir == "") {
 		return nil, 0, errFormat
 	}
-	return b[frameHeaderBytes:n], n, nil
+	return body, h.Size, nil
 }
 
 // tagSeed is the CRC a tagged frame's checksum starts from: that of its partition's tag,
@@ -156,7 +134,7 @@ func tagSeed(dir string) uint32 {
 	if dir == "" {
 		return 0
 	}
-	return crc32.Checksum([]byte(path.Base(dir)), castagnoli)
+	return frame.Checksum(0, []byte(path.Base(dir)))
 }
 
 // snapshotView is a decoded snapshot: the bitmap aliases the bytes it was decoded from.
@@ -176,14 +154,12 @@ func encodeSnapshot(s *ackSet, dir string) []byte {
 		nbits = int(hi-floor) + 1
 	}
 	assert.That(nbits <= AckSpanMax, "lease: snapshot over AckSpanMax")
-	bodyLen := bodyFixedBytes + (nbits+7)/8
-	f := make([]byte, frameHeaderBytes+bodyLen)
-	binary.LittleEndian.PutUint32(f[4:], uint32(bodyLen))
-	f[8] = formatSnapshot
+	format := byte(formatSnapshot)
 	if dir != "" {
-		f[8] = formatSnapTagged
+		format = formatSnapTagged
 	}
-	body := f[frameHeaderBytes:]
+	f, body := frame.Append(nil, format, bodyFixedBytes+(nbits+7)/8)
+	clear(body) // the bitmap is set bit by bit below
 	binary.LittleEndian.PutUint64(body[0:], floor)
 	binary.LittleEndian.PutUint32(body[8:], uint32(nbits))
 	bitmap := body[bodyFixedBytes:]
@@ -191,7 +167,7 @@ func encodeSnapshot(s *ackSet, dir string) []byte {
 		i := o - floor
 		bitmap[i/8] |= 1 << (i % 8)
 	})
-	binary.LittleEndian.PutUint32(f[0:], crc32.Update(tagSeed(dir), castagnoli, f[4:]))
+	frame.Seal(f, tagSeed(dir))
 	return f
 }
 
@@ -276,22 +252,4 @@ func findResync(b []byte, from int, dir string) int {
 		}
 	}
 	return -1
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b)-len(b) >= n {
-		return b[:len(b)+n]
-	}
-	nb := make([]byte, len(b)+n, 2*cap(b)+n)
-	copy(nb, b)
-	return nb
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -49,7 +49,7 @@
 //
 // # Files
 //
-// Dir holds two files. Every frame is
+// Dir holds two files. Every frame is one of core/frame (drawn there once):
 //
 //	crc32c u32 | length u32 | format u8 | body[length]
 //

@@ -3,7 +3,8 @@ package meta
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
+
+	"github.com/narad/narad/core/frame"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -15,9 +16,9 @@ import (
 const (
 	logFormatV1      = 1
 	snapFormatV1     = 1
-	frameHeaderBytes = 9             // crc u32 | length u32 | format u8
-	logBodyFixed     = 1 + 24 + 4    // flags, term, vote, commit, entry count
-	entryHeaderBytes = 8 + 8 + 1 + 4 // index, term, type, data length
+	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
+	logBodyFixed     = 1 + 24 + 4        // flags, term, vote, commit, entry count
+	entryHeaderBytes = 8 + 8 + 1 + 4     // index, term, type, data length
 	flagHardState    = 1 << 0
 )
 
@@ -33,8 +34,6 @@ const (
 	// RewriteFrameBytes is the body size at which a log rewrite starts a new frame.
 	RewriteFrameBytes = 4 << 20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // hardState is raft's HardState as a value.
 type hardState struct {
@@ -73,11 +72,7 @@ func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 	n := logFrameBytes(ents)
 	assert.That(n <= FrameBytesMax, "meta: log frame over FrameBytesMax")
 	start := len(dst)
-	dst = grow(dst, n)
-	f := dst[start : start+n]
-	binary.LittleEndian.PutUint32(f[4:], uint32(n-frameHeaderBytes))
-	f[8] = logFormatV1
-	b := f[frameHeaderBytes:]
+	dst, b := frame.Append(dst, logFormatV1, n-frameHeaderBytes)
 	if !hs.isEmpty() {
 		b[0] = flagHardState
 	} else {
@@ -99,7 +94,7 @@ func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 		p += copy(b[p:], e.GetData())
 	}
 	assert.That(p == len(b), "meta: log frame size mismatch")
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	frame.Seal(dst[start:], 0)
 	return dst
 }
 
@@ -127,32 +122,15 @@ func appendRewriteFrames(dst []byte, hs hardState, ents []*raftpb.Entry) []byte 
 
 // Frame decoding outcomes: the inputs of the recovery decision table (doc.go).
 var (
-	errShort    = errors.New("meta: frame extends past the data")
-	errLength   = errors.New("meta: frame length out of range")
-	errChecksum = errors.New("meta: frame checksum mismatch")
-	errFormat   = errors.New("meta: unknown frame format")
-	errBody     = errors.New("meta: malformed frame body")
+	errFormat = errors.New("meta: unknown frame format")
+	errBody   = errors.New("meta: malformed frame body")
 )
 
 // checkFrame validates the header and checksum of the frame at the start of b and
 // returns its format byte, its body (aliasing b) and its total size.
 func checkFrame(b []byte, max int) (byte, []byte, int, error) {
-	if len(b) < frameHeaderBytes {
-		return 0, nil, 0, errShort
-	}
-	sum := binary.LittleEndian.Uint32(b[0:])
-	bodyLen := binary.LittleEndian.Uint32(b[4:])
-	if bodyLen == 0 || uint64(bodyLen) > uint64(max-frameHeaderBytes) {
-		return 0, nil, 0, errLength
-	}
-	n := frameHeaderBytes + int(bodyLen)
-	if len(b) < n {
-		return 0, nil, 0, errShort
-	}
-	if crc32.Checksum(b[4:n], castagnoli) != sum {
-		return 0, nil, 0, errChecksum
-	}
-	return b[8], b[frameHeaderBytes:n], n, nil
+	h, body, err := frame.Read(b, frame.Bounds{Min: 1, Max: max - frameHeaderBytes})
+	return h.Format, body, h.Size, err
 }
 
 // decodeLogFrame decodes the raft.log frame at the start of b and returns it with its
@@ -239,12 +217,9 @@ func appendSnapFile(dst []byte, body []byte) []byte {
 	n := frameHeaderBytes + len(body)
 	assert.That(len(body) > 0 && n <= SnapBytesMax, "meta: snapshot size out of range")
 	start := len(dst)
-	dst = grow(dst, n)
-	f := dst[start : start+n]
-	binary.LittleEndian.PutUint32(f[4:], uint32(len(body)))
-	f[8] = snapFormatV1
-	copy(f[frameHeaderBytes:], body)
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	dst, fb := frame.Append(dst, snapFormatV1, len(body))
+	copy(fb, body)
+	frame.Seal(dst[start:], 0)
 	return dst
 }
 
@@ -262,13 +237,4 @@ func decodeSnapFile(b []byte) (snapshot, error) {
 		return snapshot{}, errBody
 	}
 	return decodeSnapshotBody(body)
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b)-len(b) >= n {
-		return b[:len(b)+n]
-	}
-	nb := make([]byte, len(b)+n, 2*cap(b)+n)
-	copy(nb, b)
-	return nb
 }

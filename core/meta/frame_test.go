@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/access"
+	"github.com/narad/narad/core/frame"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -62,7 +63,7 @@ func TestLogFrameDetectsDamage(t *testing.T) {
 			t.Fatalf("bit flip at byte %d not detected", i)
 		}
 	}
-	if _, _, err := decodeLogFrame(good[:len(good)-1]); !errors.Is(err, errShort) {
+	if _, _, err := decodeLogFrame(good[:len(good)-1]); !errors.Is(err, frame.ErrShort) {
 		t.Fatalf("short frame: %v", err)
 	}
 	if _, _, err := decodeLogFrame(make([]byte, 64)); err == nil {

@@ -116,8 +116,8 @@
 //	+--------+--------+---+-----------+-------+--------------+-------------------+
 //	| crc32c | length |fmt| base off  | count | commit_ms    | entries ...       |
 //	+--------+--------+---+-----------+-------+--------------+-------------------+
-//	crc32c (Castagnoli) covers length, fmt and the body; length counts the body (from
-//	byte 9 to the end); all integers little endian; fmt is 1.
+//	the first 9 bytes are core/frame's header (drawn there once: the crc32c covers
+//	length, fmt and the body; length counts the body); all integers little endian; fmt 1.
 //
 //	entry (count times, back to back, filling the body exactly):
 //	key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload

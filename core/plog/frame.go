@@ -4,19 +4,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"slices"
 
 	"github.com/narad/narad/core/assert"
+	"github.com/narad/narad/core/frame"
 )
 
 // Batch frame constants. They are on disk: do not change them; add a format byte instead.
 // The layout is drawn in doc.go.
 const (
-	formatV1         = 1  // the only batch format so far
-	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
-	batchFixedBytes  = 20 // base offset u64 | count u32 | commit time ms i64
-	entryFixedBytes  = 8  // key length u32 | payload length u32
+	formatV1         = 1                 // the only batch format so far
+	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
+	batchFixedBytes  = 20                // base offset u64 | count u32 | commit time ms i64
+	entryFixedBytes  = 8                 // key length u32 | payload length u32
 	noKey            = 0xFFFFFFFF
 )
 
@@ -29,7 +28,8 @@ const (
 	PayloadBytesMax = 1 << 20  // bytes of one payload
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// frameBounds are the body lengths a batch frame may have: one entry at least.
+var frameBounds = frame.Bounds{Min: batchFixedBytes + entryFixedBytes, Max: BatchBytesMax - frameHeaderBytes}
 
 // Entry is one record of a commit: the keyed envelope minus the commit time, which the
 // log stamps once for the whole batch.
@@ -89,11 +89,7 @@ func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byt
 		panic("plog: AppendBatch beyond the limits: " + err.Error())
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n] // every byte of the frame is written below
-	f := dst[start:]
-	binary.LittleEndian.PutUint32(f[4:], uint32(n-frameHeaderBytes))
-	f[8] = formatV1
-	body := f[frameHeaderBytes:]
+	dst, body := frame.Append(dst, formatV1, n-frameHeaderBytes) // every body byte is written below
 	binary.LittleEndian.PutUint64(body[0:], base)
 	binary.LittleEndian.PutUint32(body[8:], uint32(len(entries)))
 	binary.LittleEndian.PutUint64(body[12:], uint64(commitMs))
@@ -113,61 +109,38 @@ func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byt
 		p += copy(body[p:], e.Payload)
 	}
 	assert.That(p == len(body), "plog: batch body size differs from BatchBytes")
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	frame.Seal(dst[start:], 0)
 	return dst
 }
 
-// Frame decoding outcomes: the inputs of the recovery decision table (doc.go).
+// Frame decoding outcomes, with core/frame's ErrZero, ErrLength and ErrChecksum: the
+// inputs of the recovery decision table (doc.go).
 var (
-	errShort    = errors.New("plog: frame extends past the data") // read on, or a torn tail
-	errZero     = errors.New("plog: zeroed frame header")         // never-written space
-	errLength   = errors.New("plog: frame length out of range")
-	errChecksum = errors.New("plog: frame checksum mismatch")
-	errFormat   = errors.New("plog: unknown batch format")
-	errBody     = errors.New("plog: malformed batch body")
+	errShort  = frame.ErrShort // read on, or a torn tail
+	errFormat = errors.New("plog: unknown batch format")
+	errBody   = errors.New("plog: malformed batch body")
 )
 
 // frameLen reads the total size a frame at the start of b claims, if its length field is
 // in range. Recovery uses it to size the read of a frame larger than its read chunk.
 func frameLen(b []byte) (int, bool) {
-	if len(b) < frameHeaderBytes {
-		return 0, false
-	}
-	bodyLen := binary.LittleEndian.Uint32(b[4:])
-	if bodyLen < batchFixedBytes+entryFixedBytes || bodyLen > BatchBytesMax-frameHeaderBytes {
-		return 0, false
-	}
-	return frameHeaderBytes + int(bodyLen), true
+	h, err := frame.Peek(b, frameBounds)
+	return h.Size, err == nil
 }
 
 // DecodeBatch decodes the frame at the start of b. It returns the batch and the frame's
 // size, or an error saying why b does not start with a valid frame. The entries alias b.
 // It never panics, whatever b holds, and a batch it accepts re-encodes to the same bytes.
 func DecodeBatch(b []byte) (Batch, int, error) {
-	if len(b) < frameHeaderBytes {
-		if allZero(b) {
-			return Batch{}, 0, errZero
-		}
-		return Batch{}, 0, errShort
+	h, body, err := frame.Read(b, frameBounds)
+	if err != nil {
+		return Batch{}, 0, err
 	}
-	if allZero(b[:frameHeaderBytes]) {
-		return Batch{}, 0, errZero
-	}
-	n, ok := frameLen(b)
-	if !ok {
-		return Batch{}, 0, errLength
-	}
-	if len(b) < n {
-		return Batch{}, 0, errShort
-	}
-	if crc32.Checksum(b[4:n], castagnoli) != binary.LittleEndian.Uint32(b[0:]) {
-		return Batch{}, 0, errChecksum
-	}
-	if b[8] != formatV1 {
+	if h.Format != formatV1 {
 		return Batch{}, 0, errFormat
 	}
-	bt, err := decodeBodyV1(b[frameHeaderBytes:n])
-	return bt, n, err
+	bt, err := decodeBodyV1(body)
+	return bt, h.Size, err
 }
 
 func decodeBodyV1(body []byte) (Batch, error) {
@@ -207,13 +180,4 @@ func decodeBodyV1(body []byte) (Batch, error) {
 		return Batch{}, errBody // trailing bytes: the frame is not what the encoder wrote
 	}
 	return bt, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

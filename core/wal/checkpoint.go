@@ -2,9 +2,9 @@ package wal
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 
 	"github.com/narad/narad/core/assert"
+	"github.com/narad/narad/core/frame"
 )
 
 // Checkpoint file format (on disk: do not change). Two slots, written alternately, so a
@@ -53,7 +53,7 @@ func encodeCheckpointSlot(s checkpointSlot) []byte {
 		binary.LittleEndian.PutUint32(b[4:], checkpointMagic)
 		binary.LittleEndian.PutUint64(b[8:], s.gen)
 		binary.LittleEndian.PutUint64(b[16:], s.seq)
-		binary.LittleEndian.PutUint32(b[0:], crc32.Checksum(b[4:], castagnoli))
+		binary.LittleEndian.PutUint32(b[0:], frame.Checksum(0, b[4:]))
 		return b
 	}
 	assert.That(s.skip.Valid(), "wal: encoding an invalid skip")
@@ -69,7 +69,7 @@ func encodeCheckpointSlot(s checkpointSlot) []byte {
 		binary.LittleEndian.PutUint32(e[8:], p.Partition)
 		binary.LittleEndian.PutUint64(e[12:], p.From)
 	}
-	binary.LittleEndian.PutUint32(b[0:], crc32.Checksum(b[4:], castagnoli))
+	binary.LittleEndian.PutUint32(b[0:], frame.Checksum(0, b[4:]))
 	return b
 }
 
@@ -98,7 +98,7 @@ func decodeCheckpointSlot(b []byte) (checkpointSlot, bool) {
 	default:
 		return checkpointSlot{}, false
 	}
-	if crc32.Checksum(b[4:used], castagnoli) != binary.LittleEndian.Uint32(b[0:]) {
+	if frame.Checksum(0, b[4:used]) != binary.LittleEndian.Uint32(b[0:]) {
 		return checkpointSlot{}, false
 	}
 	s := checkpointSlot{
@@ -154,7 +154,7 @@ func checkpointFileSuspect(b []byte) bool {
 			break
 		}
 		head := b[off:min(len(b), off+checkpointSlotUsed)]
-		if _, ok := decodeCheckpointSlot(b[off:]); !ok && !allZero(head) {
+		if _, ok := decodeCheckpointSlot(b[off:]); !ok && !frame.IsZero(head) {
 			return true
 		}
 	}

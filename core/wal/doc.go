@@ -66,11 +66,8 @@
 //
 // # Record format (on disk: do not change; add a format byte instead)
 //
-//	0        4        8   9
-//	+--------+--------+---+------------------------------------------------+
-//	| crc32c | length |fmt| body: length bytes                             |
-//	+--------+--------+---+------------------------------------------------+
-//	crc32c (Castagnoli) covers length, fmt and body; all integers little endian.
+// A record is one frame of core/frame (crc32c u32 | length u32 | fmt u8 | body), whose
+// layout, checksum and decoding outcomes are drawn there once. Integers little endian.
 //
 //	body, fmt 1:
 //	seq u64 | timestamp_ms i64 | incarnation u64 | partition u32 |

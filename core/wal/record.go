@@ -4,14 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
+
+	"github.com/narad/narad/core/frame"
 )
 
 // Record format constants. These are on-disk: do not change them; add a new format byte.
 const (
-	formatV1         = 1  // the only record format so far
-	frameHeaderBytes = 9  // crc u32 | length u32 | format u8
-	bodyFixedBytes   = 34 // seq, timestamp, incarnation, partition, topic length, key length
+	formatV1         = 1                 // the only record format so far
+	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
+	bodyFixedBytes   = 34                // seq, timestamp, incarnation, partition, topic length, key length
 	noKey            = 0xFFFFFFFF
 )
 
@@ -24,7 +25,8 @@ const (
 	FrameBytesMax = frameHeaderBytes + bodyFixedBytes + TopicBytesMax + KeyBytesMax + PayloadBytesMax
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// frameBounds are the body lengths a record frame may have.
+var frameBounds = frame.Bounds{Min: bodyFixedBytes, Max: FrameBytesMax - frameHeaderBytes}
 
 // Record is one accepted message as the ingress WAL stores it.
 type Record struct {
@@ -73,12 +75,7 @@ func AppendFrame(dst []byte, r *Record) []byte {
 		panic("wal: AppendFrame of an invalid record: " + err.Error())
 	}
 	start := len(dst)
-	n := r.FrameBytes()
-	dst = grow(dst, n)
-	f := dst[start : start+n]
-	body := f[frameHeaderBytes:]
-	binary.LittleEndian.PutUint32(f[4:], uint32(len(body)))
-	f[8] = formatV1
+	dst, body := frame.Append(dst, formatV1, r.FrameBytes()-frameHeaderBytes)
 	binary.LittleEndian.PutUint64(body[0:], r.Seq)
 	binary.LittleEndian.PutUint64(body[8:], uint64(r.TimestampMs))
 	binary.LittleEndian.PutUint64(body[16:], r.Incarnation)
@@ -95,59 +92,32 @@ func AppendFrame(dst []byte, r *Record) []byte {
 		p += copy(body[p:], r.Key)
 	}
 	copy(body[p:], r.Payload)
-	binary.LittleEndian.PutUint32(f[0:], crc32.Checksum(f[4:], castagnoli))
+	frame.Seal(dst[start:], 0)
 	return dst
 }
 
-func grow(b []byte, n int) []byte {
-	if cap(b)-len(b) >= n {
-		return b[:len(b)+n]
-	}
-	nb := make([]byte, len(b)+n, 2*cap(b)+n)
-	copy(nb, b)
-	return nb
-}
-
-// Frame decoding outcomes. They are the inputs of the recovery decision table (doc.go).
+// Frame decoding outcomes, with core/frame's ErrLength and ErrChecksum: the inputs of the
+// recovery decision table (doc.go).
 var (
-	errShort    = errors.New("wal: frame extends past the data") // need more bytes, or a torn tail
-	errZero     = errors.New("wal: zeroed frame header")         // unwritten space
-	errLength   = errors.New("wal: frame length out of range")
-	errChecksum = errors.New("wal: frame checksum mismatch")
-	errFormat   = errors.New("wal: unknown record format")
-	errBody     = errors.New("wal: malformed record body")
+	errShort  = frame.ErrShort // need more bytes, or a torn tail
+	errZero   = frame.ErrZero  // unwritten space
+	errFormat = errors.New("wal: unknown record format")
+	errBody   = errors.New("wal: malformed record body")
 )
 
 // DecodeFrame decodes the frame at the start of b. It returns the record and the frame's
 // size, or an error saying why b does not start with a valid frame. The record's slices
 // alias b. It never panics, whatever b holds.
 func DecodeFrame(b []byte) (Record, int, error) {
-	if len(b) < frameHeaderBytes {
-		if allZero(b) {
-			return Record{}, 0, errZero
-		}
-		return Record{}, 0, errShort
+	h, body, err := frame.Read(b, frameBounds)
+	if err != nil {
+		return Record{}, 0, err
 	}
-	sum := binary.LittleEndian.Uint32(b[0:])
-	bodyLen := binary.LittleEndian.Uint32(b[4:])
-	if sum == 0 && bodyLen == 0 && b[8] == 0 {
-		return Record{}, 0, errZero
-	}
-	if bodyLen < bodyFixedBytes || bodyLen > FrameBytesMax-frameHeaderBytes {
-		return Record{}, 0, errLength
-	}
-	n := frameHeaderBytes + int(bodyLen)
-	if len(b) < n {
-		return Record{}, 0, errShort
-	}
-	if crc32.Checksum(b[4:n], castagnoli) != sum {
-		return Record{}, 0, errChecksum
-	}
-	if b[8] != formatV1 {
+	if h.Format != formatV1 {
 		return Record{}, 0, errFormat
 	}
-	r, err := decodeBodyV1(b[frameHeaderBytes:n])
-	return r, n, err
+	r, err := decodeBodyV1(body)
+	return r, h.Size, err
 }
 
 func decodeBodyV1(body []byte) (Record, error) {
@@ -178,13 +148,4 @@ func decodeBodyV1(body []byte) (Record, error) {
 	}
 	r.Payload = rest
 	return r, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"slices"
 	"testing"
+
+	"github.com/narad/narad/core/frame"
 )
 
 func sampleRecord() Record {
@@ -194,7 +195,7 @@ func FuzzDecodeCheckpointV2Body(f *testing.F) {
 			b = b[:checkpointSlotBytes]
 		}
 		for used := checkpointV2Fixed; used <= len(b); used += checkpointV2Pending {
-			binary.LittleEndian.PutUint32(b[0:], crc32.Checksum(b[4:used], castagnoli))
+			binary.LittleEndian.PutUint32(b[0:], frame.Checksum(0, b[4:used]))
 			s, ok := decodeCheckpointSlot(b)
 			if !ok {
 				continue

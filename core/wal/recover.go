@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 )
 
 type recoveryPhase uint8
@@ -148,7 +149,7 @@ func (l *Log) onCheckpointRead(res disk.Result) {
 	switch {
 	case rc.ckptOK:
 		rc.note(fmt.Sprintf("R2 checkpoint slot gen %d: start at seq %d", rc.ckpt.gen, rc.ckpt.seq))
-	case allZero(res.Data):
+	case frame.IsZero(res.Data):
 		rc.note("R1 checkpoint never written: start at the oldest record")
 	default:
 		rc.note("R3 no valid checkpoint slot: start at the oldest record")

@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"slices"
+
+	"github.com/narad/narad/core/frame"
 )
 
 // Envelope kinds.
@@ -23,8 +24,6 @@ const (
 	// BodyBytesMax bounds one envelope's body: the 16 MiB frame limit of DESIGN.md.
 	BodyBytesMax = 16 << 20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors of the envelope codec.
 var (
@@ -51,7 +50,7 @@ func appendEnvelope(dst []byte, e envelope) ([]byte, error) {
 	dst = append(dst, envelopeFormat, e.kind)
 	dst = binary.LittleEndian.AppendUint64(dst, e.id)
 	dst = append(dst, e.body...)
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
+	binary.LittleEndian.PutUint32(dst[start+4:], frame.Checksum(0, dst[start+8:]))
 	return dst, nil
 }
 
@@ -101,7 +100,7 @@ func readGrowing(r io.Reader, n int) ([]byte, error) {
 }
 
 func decodeEnvelopeRest(crc uint32, rest []byte) (envelope, error) {
-	if crc32.Checksum(rest, castagnoli) != crc || rest[0] != envelopeFormat || rest[1] < kindOneWay || rest[1] > kindError {
+	if frame.Checksum(0, rest) != crc || rest[0] != envelopeFormat || rest[1] < kindOneWay || rest[1] > kindError {
 		return envelope{}, ErrCorrupt
 	}
 	return envelope{kind: rest[1], id: binary.LittleEndian.Uint64(rest[2:10]), body: rest[10:]}, nil
