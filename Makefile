@@ -124,15 +124,21 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime 30s ./$${f%%:*}/ || exit 1; \
 	done
 
-# staticcheck (its default checks, unused code among them) at a pinned version, fetched
-# from the module proxy by go run: no tool to install beforehand.
+# staticcheck (its default checks, unused code among them) and errcheck (an unchecked
+# error in non-test code; the calls it may skip are listed, with why, in
+# .errcheck-excludes) at pinned versions, fetched from the module proxy by go run: no tool
+# to install beforehand. internal/stylecheck holds STYLE.md's sizes: functions of at most
+# 70 lines, files of at most 700, core lines of at most 100 columns, one assert helper.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ERRCHECK := github.com/kisielk/errcheck@v1.30.0
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(ERRCHECK) -ignoretests -exclude .errcheck-excludes ./...
+	$(GO) test -count=1 ./internal/stylecheck/
 
 clean:
 	rm -rf $(BIN)

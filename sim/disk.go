@@ -690,12 +690,3 @@ func cleanDir(dn string) string {
 	}
 	return strings.TrimSuffix(dn, "/")
 }
-
-// flipBit flips one random bit of the non-empty b and returns its index.
-func flipBit(b []byte, r *rng.Rand) int {
-	bit := r.Intn(len(b) * 8)
-	flipAt(b, bit)
-	return bit
-}
-
-func flipAt(b []byte, bit int) { b[bit/8] ^= 1 << (bit % 8) }

@@ -230,7 +230,9 @@ func (d *daemon) shutdown(stop <-chan os.Signal, failed, serving bool) int {
 	}
 	d.shutdownHTTP(stop, !failed && serving)
 	if serving {
-		<-d.served // http.ErrServerClosed, as soon as Shutdown began
+		if err := <-d.served; !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("the HTTP server stopped on its own", "err", err)
+		}
 	}
 	status := 0
 	if d.sec != nil {

@@ -128,7 +128,8 @@ func ValidPattern(p string) bool {
 func topicChars(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && c != '.' && c != '_' && c != '-' {
 			return false
 		}
 	}
@@ -150,7 +151,8 @@ func Allows(grants []Grant, action Action, topic string) bool {
 		if g.Action == Admin {
 			return true
 		}
-		if g.Action == action && action != Admin && slices.ContainsFunc(g.Patterns, func(p string) bool { return Match(p, topic) }) {
+		if g.Action == action && action != Admin &&
+			slices.ContainsFunc(g.Patterns, func(p string) bool { return Match(p, topic) }) {
 			return true
 		}
 	}

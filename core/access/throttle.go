@@ -52,8 +52,11 @@ type Throttle struct {
 
 // NewThrottle returns a throttle with every budget full.
 func NewThrottle(cfg ThrottleConfig) *Throttle {
-	assert.That(cfg.LoginBurst > 0 && cfg.LoginRefillNs > 0 && cfg.UnknownBurst > 0 && cfg.UnknownRefillNs > 0 &&
-		cfg.TrackedMax > 0, "access: throttle config without a budget")
+	assert.That(
+		cfg.LoginBurst > 0 && cfg.LoginRefillNs > 0 && cfg.UnknownBurst > 0 && cfg.UnknownRefillNs > 0 &&
+			cfg.TrackedMax > 0,
+		"access: throttle config without a budget",
+	)
 	return &Throttle{cfg: cfg, users: map[string]*bucket{}, unknown: bucket{tokens: cfg.UnknownBurst}}
 }
 

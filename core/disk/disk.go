@@ -62,8 +62,20 @@ const (
 // KindCount sizes arrays indexed by Kind.
 const KindCount = KindRemoveDir + 1
 
-var kindNames = [...]string{"", "create", "write", "read", "sync", "truncate", "rename", "remove", "list", "syncdir",
-	"listdirs", "removedir"}
+var kindNames = [...]string{
+	"",
+	"create",
+	"write",
+	"read",
+	"sync",
+	"truncate",
+	"rename",
+	"remove",
+	"list",
+	"syncdir",
+	"listdirs",
+	"removedir",
+}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {

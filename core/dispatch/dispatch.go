@@ -138,7 +138,8 @@ type bucket struct {
 	notBefore int64    // backoff after a failure
 	failures  int      // consecutive failed commits
 	discard   bool     // the topic incarnation looks gone: confirm before discarding
-	failedAt  int64    // when the owner last answered that the partition failed, 0: never since a success
+	failedAt  int64    // when the owner last answered that the partition failed (0: not since
+	//                    a success)
 }
 
 func cmpU64(a, b uint64) int {

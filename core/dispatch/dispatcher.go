@@ -112,7 +112,8 @@ func (d *Dispatcher) Pump(nowNs int64) {
 			break
 		}
 		b := d.buckets[k]
-		if b.inflight != 0 || len(b.ents) == 0 || nowNs < b.notBefore || b.discard || d.lingers(nowNs, b) {
+		if b.inflight != 0 || len(b.ents) == 0 || nowNs < b.notBefore || b.discard ||
+			d.lingers(nowNs, b) {
 			continue
 		}
 		id, parts, ok := d.cat.Topic(k.Topic)

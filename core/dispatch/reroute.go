@@ -75,7 +75,8 @@ func (d *Dispatcher) liveSibling(nowNs int64, k Key) (uint32, bool) {
 	for i := uint32(1); i < parts; i++ {
 		p := (k.Partition + i) % parts
 		sib := Key{Topic: k.Topic, Incarnation: k.Incarnation, Partition: p}
-		if o, dead := d.cat.Owner(k.Incarnation, p); !dead && (o != owner || !ownerDead) && !d.partitionFailed(nowNs, sib) {
+		if o, dead := d.cat.Owner(k.Incarnation, p); !dead && (o != owner || !ownerDead) &&
+			!d.partitionFailed(nowNs, sib) {
 			return p, true
 		}
 	}

@@ -129,7 +129,10 @@ func (d *Dispatcher) skip() wal.Skip {
 	}
 	for _, c := range cands {
 		if c.from < s.Below {
-			s.Pending = append(s.Pending, wal.SkipPending{Incarnation: c.h.incarnation, Partition: c.h.partition, From: c.from})
+			s.Pending = append(
+				s.Pending,
+				wal.SkipPending{Incarnation: c.h.incarnation, Partition: c.h.partition, From: c.from},
+			)
 		}
 	}
 	slices.SortFunc(s.Pending, func(a, b wal.SkipPending) int {

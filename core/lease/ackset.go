@@ -50,7 +50,10 @@ func (s *ackSet) add(off uint64) bool {
 // setBit sets the bit of off, which must be at or above the floor and not set, without
 // moving the floor.
 func (s *ackSet) setBit(off uint64) {
-	assert.That(off >= s.floor && off-s.floor < AckSpanMax, "lease: acked offset outside [floor, floor+AckSpanMax)")
+	assert.That(
+		off >= s.floor && off-s.floor < AckSpanMax,
+		"lease: acked offset outside [floor, floor+AckSpanMax)",
+	)
 	i := int((off - s.base) / 64)
 	if i >= len(s.words) {
 		s.words = append(s.words, make([]uint64, i+1-len(s.words))...)
@@ -110,7 +113,10 @@ func (s *ackSet) trim() {
 	if len(s.words) == 0 {
 		s.base = s.floor &^ 63
 	}
-	assert.That(s.base <= s.floor && s.floor-s.base < 64 || len(s.words) == 0, "lease: ack set base away from the floor")
+	assert.That(
+		s.base <= s.floor && s.floor-s.base < 64 || len(s.words) == 0,
+		"lease: ack set base away from the floor",
+	)
 	assert.That(s.count >= 0, "lease: ack set count negative")
 }
 

@@ -33,7 +33,10 @@ func (m *Manager) Lease(nowNs int64, n int) []Receipt {
 			deadlineNs: nowNs + m.cfg.VisibilityTimeoutNs,
 			deliveries: r.deliveries + 1,
 		}
-		assert.That(l.offset < m.hw && l.offset >= m.acked.floor && !m.acked.has(l.offset), "lease: leasing an offset that is not available")
+		assert.That(
+			l.offset < m.hw && l.offset >= m.acked.floor && !m.acked.has(l.offset),
+			"lease: leasing an offset that is not available",
+		)
 		assert.That(m.leases[l.offset] == nil, "lease: offset leased twice")
 		m.leases[l.offset] = l
 		m.byExpiry.push(l)
@@ -41,7 +44,10 @@ func (m *Manager) Lease(nowNs int64, n int) []Receipt {
 		if l.deliveries > 1 {
 			m.stats.Redeliveries++
 		}
-		out = append(out, Receipt{Offset: l.offset, Nonce: l.nonce, DeadlineNs: l.deadlineNs, Deliveries: l.deliveries})
+		out = append(
+			out,
+			Receipt{Offset: l.offset, Nonce: l.nonce, DeadlineNs: l.deadlineNs, Deliveries: l.deliveries},
+		)
 	}
 	return out
 }

@@ -16,7 +16,7 @@ const (
 	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
 	bodyFixedBytes   = 12                // floor u64 | count (or nbits) u32
 	formatAckBatch   = 1                 // a frame of acks.log (written before tags; still read)
-	formatSnapshot   = 2                 // the single frame of acks.snap (written before tags; still read)
+	formatSnapshot   = 2                 // the frame of acks.snap (written before tags; still read)
 	formatAckTagged  = 3                 // formatAckBatch whose CRC starts from the partition's tag
 	formatSnapTagged = 4                 // formatSnapshot whose CRC starts from the partition's tag
 )
@@ -58,7 +58,10 @@ func AppendAckFrame(dst []byte, floor uint64, offsets []uint64) []byte {
 func AppendAckFrameFor(dst []byte, dir string, floor uint64, offsets []uint64) []byte {
 	assert.That(len(offsets) <= FrameOffsetsMax, "lease: ack frame over FrameOffsetsMax")
 	for i, o := range offsets {
-		assert.That(o >= floor && o-floor < AckSpanMax, "lease: ack frame offset outside [floor, floor+AckSpanMax)")
+		assert.That(
+			o >= floor && o-floor < AckSpanMax,
+			"lease: ack frame offset outside [floor, floor+AckSpanMax)",
+		)
 		assert.That(i == 0 || o > offsets[i-1], "lease: ack frame offsets not strictly increasing")
 	}
 	format := byte(formatAckBatch)
@@ -199,14 +202,22 @@ func decodeSnapshot(b []byte, dir string) (snapshotView, error) {
 // EncodeSnapshot returns an acks.snap file holding floor and the acked offsets above it
 // (strictly increasing, each at or above floor and below floor+AckSpanMax). Tools and
 // tests use it; the Manager encodes its own set.
-func EncodeSnapshot(floor uint64, acked []uint64) []byte { return EncodeSnapshotFor("", floor, acked) }
+func EncodeSnapshot(
+	floor uint64,
+	acked []uint64,
+) []byte {
+	return EncodeSnapshotFor("", floor, acked)
+}
 
 // EncodeSnapshotFor is EncodeSnapshot for the partition whose ack directory is dir
 // (format 4; "": format 2).
 func EncodeSnapshotFor(dir string, floor uint64, acked []uint64) []byte {
 	s := newAckSet(floor)
 	for i, o := range acked {
-		assert.That(o >= floor && o-floor < AckSpanMax, "lease: snapshot offset outside [floor, floor+AckSpanMax)")
+		assert.That(
+			o >= floor && o-floor < AckSpanMax,
+			"lease: snapshot offset outside [floor, floor+AckSpanMax)",
+		)
 		assert.That(i == 0 || o > acked[i-1], "lease: snapshot offsets not strictly increasing")
 		s.setBit(o)
 	}
@@ -241,10 +252,15 @@ func findResync(b []byte, from int, dir string) int {
 			continue
 		}
 		bodyLen := binary.LittleEndian.Uint32(b[q+4:])
-		if bodyLen < bodyFixedBytes || bodyLen > frameBodyBytesMax || int(bodyLen) > len(b)-q-frameHeaderBytes {
+		if bodyLen < bodyFixedBytes || bodyLen > frameBodyBytesMax ||
+			int(bodyLen) > len(b)-q-frameHeaderBytes {
 			continue
 		}
-		if count := binary.LittleEndian.Uint32(b[q+frameHeaderBytes+8:]); uint64(bodyLen) != bodyFixedBytes+8*uint64(count) {
+		if count := binary.LittleEndian.Uint32(b[q+frameHeaderBytes+8:]); uint64(
+			bodyLen,
+		) != bodyFixedBytes+8*uint64(
+			count,
+		) {
 			continue
 		}
 		if _, _, _, err := DecodeAckFrameFor(b[q:], dir); err == nil {

@@ -15,8 +15,8 @@ type Config struct {
 	Dir                 string // directory of acks.log and acks.snap, e.g. "acks/000000000000002a-3"
 	VisibilityTimeoutNs int64  // how long a lease holds a record
 	MaxInFlight         int    // leases held at once; a consume at the cap gets nothing
-	AckFlushIntervalNs  int64  // an ack is written at most this much later (plus a compaction in progress)
-	AckWindowMax        int    // a never-delivered offset is leased only below floor + this (clamped to AckSpanMax)
+	AckFlushIntervalNs  int64  // an ack is written at most this much later (plus a compaction)
+	AckWindowMax        int    // only offsets below floor + this are leased (clamped to AckSpanMax)
 	LogBytesMax         int64  // past this, acks.log is compacted into acks.snap
 	ReadRetriesMax      int    // re-reads of a failed read or a damaged frame during recovery
 	RecoveryReadBytes   int    // bytes per recovery read

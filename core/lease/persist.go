@@ -20,7 +20,7 @@ const (
 	compactWriteTmp                 // write the snapshot into it
 	compactSyncTmp                  // fdatasync it
 	compactRename                   // rename it to acks.snap
-	compactSyncDirSnap              // make the rename durable: the snapshot now holds every ack it encoded
+	compactSyncDirSnap              // make the rename durable: the snapshot holds every ack it encoded
 	compactCreateLog                // replace acks.log by an empty file
 	compactSyncDirLog               // make that durable before any frame is written to it
 )
@@ -30,7 +30,8 @@ const (
 // that is due goes out even when trimming left no offset in the pending list: the frame
 // still carries the floor, which covers them.
 func (m *Manager) maybeFlush(nowNs int64) {
-	if !m.ready || m.failure != nil || m.persist != persistIdle || len(m.pending) == 0 && m.flushAtNs == 0 {
+	if !m.ready || m.failure != nil || m.persist != persistIdle ||
+		len(m.pending) == 0 && m.flushAtNs == 0 {
 		return
 	}
 	if nowNs < m.flushAtNs && len(m.pending) < FrameOffsetsMax {
@@ -55,7 +56,10 @@ func (m *Manager) maybeFlush(nowNs int64) {
 	m.flushAcks = m.stats.Acks
 	m.flushBuf = buf
 	m.persist = persistWriting
-	m.issue(purposeFlush, disk.Op{Kind: disk.KindWriteAt, Name: m.path(LogFile), Off: m.logSize, Data: buf})
+	m.issue(
+		purposeFlush,
+		disk.Op{Kind: disk.KindWriteAt, Name: m.path(LogFile), Off: m.logSize, Data: buf},
+	)
 	m.logSize += int64(len(buf))
 }
 
@@ -94,7 +98,8 @@ func (m *Manager) onFlushStep(nowNs int64, res disk.Result) {
 // force: recovery skipped damage) and nothing is in flight. Flushes wait until the fresh
 // log is durable.
 func (m *Manager) maybeCompact(force bool) {
-	if !m.ready || m.failure != nil || m.persist != persistIdle || m.logSize < m.cfg.LogBytesMax && !force {
+	if !m.ready || m.failure != nil || m.persist != persistIdle ||
+		m.logSize < m.cfg.LogBytesMax && !force {
 		return
 	}
 	m.persist = persistCompacting

@@ -94,7 +94,10 @@ func (m *Manager) readFrom(off int) {
 	rc := m.rec
 	rc.buf = rc.buf[:off]
 	rc.want = m.cfg.RecoveryReadBytes
-	m.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: rc.name, Off: int64(off), Len: rc.want})
+	m.issue(
+		purposeRecover,
+		disk.Op{Kind: disk.KindReadAt, Name: rc.name, Off: int64(off), Len: rc.want},
+	)
 }
 
 func (m *Manager) onRecoveryRead(res disk.Result) {
@@ -135,7 +138,9 @@ func (m *Manager) decideSnapshot() {
 		return
 	}
 	if err != nil {
-		rc.note(fmt.Sprintf("S3 acks.snap fails its check (%v): ignore it; its acks may be redelivered", err))
+		rc.note(
+			fmt.Sprintf("S3 acks.snap fails its check (%v): ignore it; its acks may be redelivered", err),
+		)
 	} else {
 		rc.set = newAckSet(v.floor)
 		for i := 0; i < v.nbits; i++ {
@@ -192,7 +197,9 @@ func (m *Manager) scanLog() {
 			return
 		}
 		if rc.resyncAt >= 0 {
-			rc.note(fmt.Sprintf("L4 acks.log@%d damaged, valid frames follow: skip %d bytes", p, rc.resyncAt-p))
+			rc.note(
+				fmt.Sprintf("L4 acks.log@%d damaged, valid frames follow: skip %d bytes", p, rc.resyncAt-p),
+			)
 			p, rc.skipped = rc.resyncAt, true
 			continue
 		}

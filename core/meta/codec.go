@@ -53,8 +53,9 @@ func encodeCommand(p proposalEntry) []byte {
 	e := entryV1{
 		Node: p.Node, Seq: p.Seq, NowNs: p.NowNs, Kind: p.Cmd.Kind.String(), Name: p.Cmd.Name,
 		Partitions: p.Cmd.Partitions, RetentionMs: p.Cmd.RetentionMs,
-		VisibilityTimeoutMs: p.Cmd.VisibilityTimeoutMs, MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
-		Member: p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
+		VisibilityTimeoutMs:     p.Cmd.VisibilityTimeoutMs,
+		MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
+		Member:                  p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
 		Username: p.Cmd.Username, Actor: p.Cmd.Actor, Hash: p.Cmd.Hash, Grants: p.Cmd.Grants,
 	}
 	b, err := json.Marshal(e)
@@ -218,9 +219,12 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		}
 		c := Command{
 			Kind: CreateTopic, Name: t.Name, Partitions: new(t.Partitions), RetentionMs: new(t.RetentionMs),
-			VisibilityTimeoutMs: new(t.VisibilityTimeoutMs), MaxInFlightPerPartition: new(t.MaxInFlightPerPartition),
+			VisibilityTimeoutMs: new(
+				t.VisibilityTimeoutMs,
+			), MaxInFlightPerPartition: new(t.MaxInFlightPerPartition),
 		}
-		if _, err := c.normalizeForApply(); err != nil || t.ID == 0 || t.ID > index || m.byID[t.ID] != "" ||
+		if _, err := c.normalizeForApply(); err != nil || t.ID == 0 || t.ID > index ||
+			m.byID[t.ID] != "" ||
 			(t.Owner != "" && !access.ValidUsername(t.Owner)) {
 			return nil, errBody
 		}
@@ -230,7 +234,8 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		return nil, errBody
 	}
 	for i, mb := range st.Members {
-		if mb.ID == 0 || (i > 0 && mb.ID <= st.Members[i-1].ID) || mb.Addr == "" || len(mb.Addr) > AddrBytesMax {
+		if mb.ID == 0 || (i > 0 && mb.ID <= st.Members[i-1].ID) || mb.Addr == "" ||
+			len(mb.Addr) > AddrBytesMax {
 			return nil, errBody
 		}
 		m.members[mb.ID] = mb
@@ -258,8 +263,10 @@ func decodeUsers(m *machine, users []userJSON) error {
 		u := uj.User
 		u.Hash = uj.Hash
 		gs, err := access.Normalize(u.Grants)
-		if err != nil || !access.ValidUsername(u.Name) || (i > 0 && u.Name <= users[i-1].Name) || !ValidHash(u.Hash) ||
-			!slices.EqualFunc(gs, u.Grants, grantEqual) || (u.Root && (u.Name != access.RootUsername || !access.IsAdmin(gs))) {
+		sorted := i == 0 || u.Name > users[i-1].Name
+		if err != nil || !access.ValidUsername(u.Name) || !sorted || !ValidHash(u.Hash) ||
+			!slices.EqualFunc(gs, u.Grants, grantEqual) ||
+			(u.Root && (u.Name != access.RootUsername || !access.IsAdmin(gs))) {
 			return errBody
 		}
 		u.Grants = gs

@@ -68,7 +68,8 @@ func (s *Store) control(nowNs int64) {
 
 // inConf reports whether id is a voter or a learner of the raft configuration.
 func (s *Store) inConf(id uint64) bool {
-	return slices.Contains(s.confState.GetVoters(), id) || slices.Contains(s.confState.GetLearners(), id) ||
+	return slices.Contains(s.confState.GetVoters(), id) ||
+		slices.Contains(s.confState.GetLearners(), id) ||
 		slices.Contains(s.confState.GetLearnersNext(), id)
 }
 

@@ -25,8 +25,9 @@
 //
 // A proposal is answered only after its entry is durable in raft.log, committed and applied
 // on this replica. Only the leader takes proposals (a follower answers ErrNotLeader at once;
-// the node layer forwards writes to the leader). Reads (Topic, TopicByID, Topics) serve the local replica; Barrier makes a
-// later read see every write answered before it (raft ReadIndex, ReadOnlySafe).
+// the node layer forwards writes to the leader). Reads (Topic, TopicByID, Topics) serve
+// the local replica; Barrier makes a later read see every write answered before it (raft
+// ReadIndex, ReadOnlySafe).
 //
 // # Members, the controller and partition owners
 //

@@ -84,7 +84,10 @@ func appendLogFrame(dst []byte, hs hardState, ents []*raftpb.Entry) []byte {
 	binary.LittleEndian.PutUint32(b[25:], uint32(len(ents)))
 	p := logBodyFixed
 	for i, e := range ents {
-		assert.That(i == 0 || e.GetIndex() == ents[i-1].GetIndex()+1, "meta: log frame entries not contiguous")
+		assert.That(
+			i == 0 || e.GetIndex() == ents[i-1].GetIndex()+1,
+			"meta: log frame entries not contiguous",
+		)
 		assert.That(len(e.GetData()) <= EntryBytesMax, "meta: entry over EntryBytesMax")
 		binary.LittleEndian.PutUint64(b[p:], e.GetIndex())
 		binary.LittleEndian.PutUint64(b[p+8:], e.GetTerm())

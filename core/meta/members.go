@@ -29,7 +29,7 @@ var ErrNoMember = errors.New("meta: no such member")
 
 func (c Command) checkMember() error {
 	switch {
-	case c.Name != "" || c.Partitions != nil || c.RetentionMs != nil || c.VisibilityTimeoutMs != nil || c.MaxInFlightPerPartition != nil:
+	case c.Name != "" || c.anySetting():
 		return invalid("a member command takes no topic fields")
 	case c.Member == 0:
 		return invalid("member id must be 1 or more")

@@ -91,7 +91,10 @@ func (s *Store) persist(rd raft.Ready) {
 	}
 	s.rd = rd
 	s.rdFrame = appendLogFrame(s.rdFrame[:0], hs, rd.Entries)
-	s.issue(purposeReady, disk.Op{Kind: disk.KindWriteAt, Name: s.path(LogFile), Off: s.logSize, Data: s.rdFrame})
+	s.issue(
+		purposeReady,
+		disk.Op{Kind: disk.KindWriteAt, Name: s.path(LogFile), Off: s.logSize, Data: s.rdFrame},
+	)
 	s.phase = phaseWrite
 }
 
@@ -159,7 +162,9 @@ func (s *Store) applyEarly(rd raft.Ready) {
 			continue
 		}
 		s.earlyApplied++
-		if p, err := decodeCommand(e.GetData()); e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 && err == nil {
+		if p, err := decodeCommand(e.GetData()); e.GetType() == raftpb.EntryNormal &&
+			len(e.GetData()) > 0 &&
+			err == nil {
 			_, _ = s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
 		}
 	}
@@ -302,7 +307,11 @@ func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 		s.answer(token, result{}, ErrBusy) // the uncommitted tail is full, or a transfer runs
 		return false
 	}
-	s.proposals[s.nextSeq] = &proposal{token: token, term: st.GetTerm(), deadline: s.ticks + RequestTimeoutTicks}
+	s.proposals[s.nextSeq] = &proposal{
+		token:    token,
+		term:     st.GetTerm(),
+		deadline: s.ticks + RequestTimeoutTicks,
+	}
 	return true
 }
 

@@ -83,7 +83,10 @@ func (s *Store) reportSnapshotsSent(msgs []*raftpb.Message) {
 // is rewritten with the Ready's HardState and entries; the rest of the Ready (messages,
 // committed entries after the snapshot) is finished once that rewrite is durable.
 func (s *Store) installSnapshot(rd raft.Ready) {
-	assert.That(s.phase == phaseIdle && s.job == nil, "meta: snapshot install while the pipeline is busy")
+	assert.That(
+		s.phase == phaseIdle && s.job == nil,
+		"meta: snapshot install while the pipeline is busy",
+	)
 	md := rd.Snapshot.GetMetadata()
 	sn := snapshot{Index: md.GetIndex(), Term: md.GetTerm(), Data: rd.Snapshot.GetData(),
 		Conf: proto.Clone(md.GetConfState()).(*raftpb.ConfState)}
@@ -100,7 +103,10 @@ func (s *Store) installSnapshot(rd raft.Ready) {
 
 // snapshotInstalled runs once a received snapshot is durable under its final name.
 func (s *Store) snapshotInstalled(sn snapshot, rd *raft.Ready) {
-	assert.That(s.ms.ApplySnapshot(rd.Snapshot) == nil, "meta: memory storage refused the leader's snapshot")
+	assert.That(
+		s.ms.ApplySnapshot(rd.Snapshot) == nil,
+		"meta: memory storage refused the leader's snapshot",
+	)
 	s.sm, s.confState = sn.m, sn.Conf
 	s.applied, s.appliedTerm, s.snapIndex = sn.Index, sn.Term, sn.Index
 	s.topicDeletes++ // the snapshot may have deleted any topic

@@ -106,7 +106,10 @@ func (s *Store) startLogRead() {
 }
 
 func (s *Store) readFrom(name string, off int) {
-	s.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: s.path(name), Off: int64(off), Len: ReadChunkBytes})
+	s.issue(
+		purposeRecover,
+		disk.Op{Kind: disk.KindReadAt, Name: s.path(name), Off: int64(off), Len: ReadChunkBytes},
+	)
 }
 
 func (rc *recovery) fileName() string {
@@ -193,10 +196,18 @@ func (s *Store) onLogRead() {
 		}
 		if findValidFrame(rc.buf, rc.parsed+1) {
 			rc.note("L4 %s@%d fails its check (%v) and valid frames follow: fail", LogFile, rc.parsed, err)
-			s.fail(fmt.Errorf("%w: %s@%d fails its check and valid frames follow", ErrCorrupt, LogFile, rc.parsed))
+			s.fail(
+				fmt.Errorf("%w: %s@%d fails its check and valid frames follow", ErrCorrupt, LogFile, rc.parsed),
+			)
 			return
 		}
-		rc.note("L3 %s@%d torn tail of %d bytes (%v): drop it", LogFile, rc.parsed, len(rc.buf)-rc.parsed, err)
+		rc.note(
+			"L3 %s@%d torn tail of %d bytes (%v): drop it",
+			LogFile,
+			rc.parsed,
+			len(rc.buf)-rc.parsed,
+			err,
+		)
 		break
 	}
 	rc.note("L2 %s: %d frames, %d bytes kept", LogFile, rc.frames, rc.parsed)
@@ -274,18 +285,8 @@ func (s *Store) decide() {
 		hs.Term, hs.Commit = max(hs.Term, baseTerm), max(hs.Commit, base)
 	}
 	last := base + uint64(len(rc.ents))
-	term := baseTerm
-	for _, e := range rc.ents {
-		if e.GetTerm() < term {
-			rc.note("L7 entry %d has term %d after term %d: fail", e.GetIndex(), e.GetTerm(), term)
-			s.fail(fmt.Errorf("%w: entry terms go backwards at %d", ErrCorrupt, e.GetIndex()))
-			return
-		}
-		term = e.GetTerm()
-	}
-	if hs.Commit > last || hs.Term < term {
-		rc.note("L7 commit %d past the last entry %d, or term %d below the log's %d: fail", hs.Commit, last, hs.Term, term)
-		s.fail(fmt.Errorf("%w: hard state %+v does not fit the log (last %d, term %d)", ErrCorrupt, hs, last, term))
+	if err := rc.logFits(hs, last, baseTerm); err != nil {
+		s.fail(err)
 		return
 	}
 	s.ms = raft.NewMemoryStorage()
@@ -311,9 +312,29 @@ func (s *Store) decide() {
 			rc.note("J nothing recovered, not an initial voter: wait for the leader to add it as a learner")
 		}
 	}
-	rc.note("W rewrite %s: hard state %d/%d/%d, entries %d..%d", LogFile, hs.Term, hs.Vote, hs.Commit, base+1, last)
+	rc.note("W rewrite %s: hard state %d/%d/%d, entries %d..%d",
+		LogFile, hs.Term, hs.Vote, hs.Commit, base+1, last)
 	rc.phase = recRewrite
 	s.startRewrite()
+}
+
+// logFits applies row L7: entry terms never go backwards and the hard state fits the log.
+func (rc *recovery) logFits(hs hardState, last, baseTerm uint64) error {
+	term := baseTerm
+	for _, e := range rc.ents {
+		if e.GetTerm() < term {
+			rc.note("L7 entry %d has term %d after term %d: fail", e.GetIndex(), e.GetTerm(), term)
+			return fmt.Errorf("%w: entry terms go backwards at %d", ErrCorrupt, e.GetIndex())
+		}
+		term = e.GetTerm()
+	}
+	if hs.Commit > last || hs.Term < term {
+		rc.note("L7 commit %d past the last entry %d, or term %d below the log's %d: fail",
+			hs.Commit, last, hs.Term, term)
+		return fmt.Errorf("%w: hard state %+v does not fit the log (last %d, term %d)",
+			ErrCorrupt, hs, last, term)
+	}
+	return nil
 }
 
 // finishRecovery starts raft once the rewritten raft.log is durable. Raft restarts with

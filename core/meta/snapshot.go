@@ -51,7 +51,10 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 	assert.That(s.phase == phaseSnapshot && s.job != nil, "meta: snapshot step while not snapshotting")
 	if res.Kind == disk.KindReadAt {
 		if s.onReadBack(purposeSnapshot, res) {
-			s.issue(purposeSnapshot, disk.Op{Kind: disk.KindRename, Name: s.path(SnapTmpFile), NewName: s.path(SnapFile)})
+			s.issue(
+				purposeSnapshot,
+				disk.Op{Kind: disk.KindRename, Name: s.path(SnapTmpFile), NewName: s.path(SnapFile)},
+			)
 		}
 		return
 	}
@@ -61,7 +64,10 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 	}
 	switch res.Kind {
 	case disk.KindCreate:
-		s.issue(purposeSnapshot, disk.Op{Kind: disk.KindWriteAt, Name: s.path(SnapTmpFile), Data: s.job.file})
+		s.issue(
+			purposeSnapshot,
+			disk.Op{Kind: disk.KindWriteAt, Name: s.path(SnapTmpFile), Data: s.job.file},
+		)
 	case disk.KindWriteAt:
 		s.issue(purposeSnapshot, disk.Op{Kind: disk.KindSync, Name: s.path(SnapTmpFile)})
 	case disk.KindSync:
@@ -119,7 +125,10 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 	assert.That(s.phase == phaseRewrite && s.rw != nil, "meta: rewrite step while not rewriting")
 	if res.Kind == disk.KindReadAt {
 		if s.onReadBack(purposeRewrite, res) {
-			s.issue(purposeRewrite, disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)})
+			s.issue(
+				purposeRewrite,
+				disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)},
+			)
 		}
 		return
 	}
@@ -130,7 +139,10 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 	switch res.Kind {
 	case disk.KindCreate:
 		if len(s.rw.buf) > 0 {
-			s.issue(purposeRewrite, disk.Op{Kind: disk.KindWriteAt, Name: s.path(LogTmpFile), Data: s.rw.buf})
+			s.issue(
+				purposeRewrite,
+				disk.Op{Kind: disk.KindWriteAt, Name: s.path(LogTmpFile), Data: s.rw.buf},
+			)
 			return
 		}
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindSync, Name: s.path(LogTmpFile)})
@@ -141,7 +153,10 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 			s.startReadBack(purposeRewrite, s.path(LogTmpFile), 0, s.rw.buf)
 			return
 		}
-		s.issue(purposeRewrite, disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)})
+		s.issue(
+			purposeRewrite,
+			disk.Op{Kind: disk.KindRename, Name: s.path(LogTmpFile), NewName: s.path(LogFile)},
+		)
 	case disk.KindRename:
 		s.issue(purposeRewrite, disk.Op{Kind: disk.KindSyncDir, Name: s.cfg.Dir})
 	case disk.KindSyncDir:

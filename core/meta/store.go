@@ -220,7 +220,7 @@ type Store struct {
 	ticks      uint64
 	lastTickNs int64
 
-	heard         map[uint64]heard  // node -> when the leader last heard it, and its address (controller.go)
+	heard         map[uint64]heard  // node -> when the leader last heard it, and its address
 	leaderSinceNs int64             // when this replica became leader, 0 when it is not
 	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
 	learnerUntil  map[uint64]uint64 // member -> tick until which its learner change is pending

@@ -35,7 +35,7 @@ const (
 	PatchTopic                             // fails with ErrNotFound; partitions only grow
 	JoinMember                             // adds or updates a member (Member, Addr); it is alive
 	SetMemberAlive                         // marks a member alive or dead (Member, Alive); ErrNoMember
-	CreateUser                             // adds a user (Username, Hash, Grants); ErrUserExists (users.go)
+	CreateUser                             // adds a user (Username, Hash, Grants); ErrUserExists
 	DeleteUser                             // removes a user (Username); ErrUserNotFound
 	SetUserGrants                          // replaces a user's grants (Username, Grants)
 	SetUserPassword                        // replaces a user's password hash (Username, Hash)
@@ -90,12 +90,16 @@ const (
 
 // Errors a command is answered with.
 var (
-	ErrInvalid       = errors.New("meta: invalid command")    // 400
-	ErrExists        = errors.New("meta: topic exists")       // 409
-	ErrNotFound      = errors.New("meta: topic not found")    // 404
-	ErrTooManyTopics = errors.New("meta: too many topics")    // the store holds TopicsMax
-	ErrNotLeader     = errors.New("meta: not the leader")     // propose on the leader; also before recovery
-	ErrBusy          = errors.New("meta: too many in flight") // ProposalsMax or BarriersMax reached; retry
+	ErrInvalid       = errors.New("meta: invalid command") // 400
+	ErrExists        = errors.New("meta: topic exists")    // 409
+	ErrNotFound      = errors.New("meta: topic not found") // 404
+	ErrTooManyTopics = errors.New("meta: too many topics") // the store holds TopicsMax
+	ErrNotLeader     = errors.New(
+		"meta: not the leader",
+	) // propose on the leader; also before recovery
+	ErrBusy = errors.New(
+		"meta: too many in flight",
+	) // ProposalsMax or BarriersMax reached; retry
 	// ErrTimeout: no answer within RequestTimeoutTicks. The command may still take effect.
 	ErrTimeout = errors.New("meta: timed out, outcome unknown")
 	// ErrFailed: the store hit an I/O error or a corrupt file and stopped; the node must
@@ -118,7 +122,9 @@ func ValidName(name string) bool {
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' ||
+			c == '_' ||
+			c == '-'
 		if !ok {
 			return false
 		}
@@ -149,7 +155,10 @@ func (c Command) normalize() (Command, error) {
 		return c, invalid("a topic command takes no member fields")
 	}
 	if !ValidName(c.Name) {
-		return c, invalid("topic name must be 1-%d characters of [A-Za-z0-9._-], not . or ..", NameBytesMax)
+		return c, invalid(
+			"topic name must be 1-%d characters of [A-Za-z0-9._-], not . or ..",
+			NameBytesMax,
+		)
 	}
 	switch c.Kind {
 	case CreateTopic:
@@ -168,7 +177,7 @@ func (c Command) normalize() (Command, error) {
 			c.VisibilityTimeoutMs = new(int64(DefaultVisibilityTimeoutMs))
 		}
 	case DeleteTopic:
-		if c.Partitions != nil || c.RetentionMs != nil || c.VisibilityTimeoutMs != nil || c.MaxInFlightPerPartition != nil {
+		if c.anySetting() {
 			return c, invalid("delete takes only a name")
 		}
 	case PatchTopic:
@@ -186,8 +195,13 @@ func (c Command) checkBounds() error {
 	if r := c.RetentionMs; r != nil && *r < 0 {
 		return invalid("retention_ms must be 0 (forever) or more")
 	}
-	if v := c.VisibilityTimeoutMs; v != nil && (*v < VisibilityTimeoutMsMin || *v > VisibilityTimeoutMsMax) {
-		return invalid("visibility_timeout_ms must be %d-%d", VisibilityTimeoutMsMin, VisibilityTimeoutMsMax)
+	if v := c.VisibilityTimeoutMs; v != nil &&
+		(*v < VisibilityTimeoutMsMin || *v > VisibilityTimeoutMsMax) {
+		return invalid(
+			"visibility_timeout_ms must be %d-%d",
+			VisibilityTimeoutMsMin,
+			VisibilityTimeoutMsMax,
+		)
 	}
 	if m := c.MaxInFlightPerPartition; m != nil && (*m < 1 || *m > MaxInFlightPerPartitionMax) {
 		return invalid("max_in_flight_per_partition must be 1-%d", MaxInFlightPerPartitionMax)
@@ -207,8 +221,13 @@ type machine struct {
 }
 
 func newMachine() *machine {
-	return &machine{byName: map[string]Topic{}, byID: map[uint64]string{}, members: map[uint64]Member{},
-		owners: map[uint64][]uint64{}, users: map[string]User{}}
+	return &machine{
+		byName:  map[string]Topic{},
+		byID:    map[uint64]string{},
+		members: map[uint64]Member{},
+		owners:  map[uint64][]uint64{},
+		users:   map[string]User{},
+	}
 }
 
 // check answers c against the current topics without changing them: the topic the command
@@ -232,7 +251,7 @@ func (m *machine) check(c Command) (Topic, error) {
 		if len(m.byName) >= TopicsMax {
 			return Topic{}, ErrTooManyTopics
 		}
-		if c.Partitions == nil || c.RetentionMs == nil || c.VisibilityTimeoutMs == nil || c.MaxInFlightPerPartition == nil {
+		if !c.everySetting() {
 			return Topic{}, invalid("create entry without every field")
 		}
 		return Topic{
@@ -315,10 +334,22 @@ type result struct {
 
 // normalizeForApply is normalize without filling defaults: an entry carries its values.
 func (c Command) normalizeForApply() (Command, error) {
-	if c.Kind == CreateTopic && (c.Partitions == nil || c.RetentionMs == nil || c.VisibilityTimeoutMs == nil || c.MaxInFlightPerPartition == nil) {
+	if c.Kind == CreateTopic && !c.everySetting() {
 		return c, invalid("create entry without every field")
 	}
 	return c.normalize()
+}
+
+// anySetting reports whether c sets any of a topic's settings.
+func (c Command) anySetting() bool {
+	return c.Partitions != nil || c.RetentionMs != nil || c.VisibilityTimeoutMs != nil ||
+		c.MaxInFlightPerPartition != nil
+}
+
+// everySetting reports whether c sets every one of a topic's settings (a create entry).
+func (c Command) everySetting() bool {
+	return c.Partitions != nil && c.RetentionMs != nil && c.VisibilityTimeoutMs != nil &&
+		c.MaxInFlightPerPartition != nil
 }
 
 // add inserts a topic read from a snapshot.

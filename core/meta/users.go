@@ -43,15 +43,15 @@ const SystemActor = ""
 // ValidHash reports whether h looks like a bcrypt hash: the core never checks a password,
 // but it refuses to store what is plainly not a hash (a password, by mistake).
 func ValidHash(h string) bool {
-	return len(h) == HashBytes && (strings.HasPrefix(h, "$2a$") || strings.HasPrefix(h, "$2b$") || strings.HasPrefix(h, "$2y$"))
+	return len(h) == HashBytes &&
+		(strings.HasPrefix(h, "$2a$") || strings.HasPrefix(h, "$2b$") || strings.HasPrefix(h, "$2y$"))
 }
 
 func isUserKind(k CommandKind) bool { return k >= CreateUser && k <= CreateRoot }
 
 // normalizeUser checks a user command without looking at the users and merges its grants.
 func (c Command) normalizeUser() (Command, error) {
-	if c.Name != "" || c.Member != 0 || c.Addr != "" || c.Alive || c.Partitions != nil || c.RetentionMs != nil ||
-		c.VisibilityTimeoutMs != nil || c.MaxInFlightPerPartition != nil {
+	if c.Name != "" || c.Member != 0 || c.Addr != "" || c.Alive || c.anySetting() {
 		return c, invalid("a user command takes no topic or member fields")
 	}
 	if c.Kind == CreateRoot {
@@ -65,7 +65,11 @@ func (c Command) normalizeUser() (Command, error) {
 	}
 	needsHash := c.Kind == CreateUser || c.Kind == SetUserPassword || c.Kind == CreateRoot
 	if needsHash != (c.Hash != "") || (needsHash && !ValidHash(c.Hash)) {
-		return c, invalid("%s takes a bcrypt hash of %d bytes only where it sets a password", c.Kind, HashBytes)
+		return c, invalid(
+			"%s takes a bcrypt hash of %d bytes only where it sets a password",
+			c.Kind,
+			HashBytes,
+		)
 	}
 	takesGrants := c.Kind == CreateUser || c.Kind == SetUserGrants
 	if !takesGrants && len(c.Grants) > 0 {
@@ -170,8 +174,14 @@ func (m *machine) applyUser(c Command, nowNs int64) User {
 	u := m.users[c.Username]
 	switch c.Kind {
 	case CreateRoot:
-		u = User{Name: c.Username, Hash: c.Hash, Grants: []access.Grant{{Action: access.Admin}}, Root: true,
-			CreatedAtMs: ms, UpdatedAtMs: ms}
+		u = User{
+			Name:        c.Username,
+			Hash:        c.Hash,
+			Grants:      []access.Grant{{Action: access.Admin}},
+			Root:        true,
+			CreatedAtMs: ms,
+			UpdatedAtMs: ms,
+		}
 	case CreateUser:
 		u = User{Name: c.Username, Hash: c.Hash, Grants: c.Grants, CreatedAtMs: ms, UpdatedAtMs: ms}
 	case DeleteUser:

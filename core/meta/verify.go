@@ -27,7 +27,10 @@ func (s *Store) startReadBack(p opPurpose, name string, off int64, want []byte) 
 
 func (s *Store) issueReadBack(p opPurpose) {
 	v := s.verify
-	s.issue(p, disk.Op{Kind: disk.KindReadAt, Device: true, Name: v.name, Off: v.off, Len: len(v.want)}) // the device, not the page cache
+	s.issue(
+		p,
+		disk.Op{Kind: disk.KindReadAt, Device: true, Name: v.name, Off: v.off, Len: len(v.want)},
+	) // the device, not the page cache
 }
 
 // onReadBack handles the read's result. It returns true once the bytes are proven; false
@@ -45,7 +48,9 @@ func (s *Store) onReadBack(p opPurpose, res disk.Result) bool {
 		return false
 	}
 	s.verify = nil
-	s.fail(fmt.Errorf("%w: %s@%d+%d reads back different from what was written and synced (read error: %v)",
-		ErrCorrupt, v.name, v.off, len(v.want), res.Err))
+	s.fail(
+		fmt.Errorf("%w: %s@%d+%d reads back different from what was written and synced (read error: %v)",
+			ErrCorrupt, v.name, v.off, len(v.want), res.Err),
+	)
 	return false
 }

@@ -42,14 +42,22 @@ func (n *Node) Ack(nowNs int64, token uint64, topic string, handles []string, mo
 
 // AckAs is Ack made for actor: the owners of the handles this node does not own check
 // actor's consume grant again from their replicas (ConsumeRequest.Actor).
-func (n *Node) AckAs(nowNs int64, token uint64, actor, topic string, handles []string, mode AckMode) {
+func (n *Node) AckAs(
+	nowNs int64,
+	token uint64,
+	actor, topic string,
+	handles []string,
+	mode AckMode,
+) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, topic)
 	if !ok {
 		return
 	}
 	if len(handles) == 0 || len(handles) > AckBatchMax {
-		n.respond(Response{Token: token, Err: fmt.Errorf("%w: 1 to %d receipt handles", ErrInvalid, AckBatchMax)})
+		n.respond(
+			Response{Token: token, Err: fmt.Errorf("%w: 1 to %d receipt handles", ErrInvalid, AckBatchMax)},
+		)
 		return
 	}
 	results := make([]error, len(handles))
@@ -86,7 +94,15 @@ func (n *Node) handleOwner(t meta.Topic, h string) (uint64, error) {
 
 // routeAcks sends each owner its handles and answers once all answered: results in
 // order, or ErrNotReady when an owner did not (those acks may or may not be done).
-func (n *Node) routeAcks(nowNs int64, token uint64, actor, topic string, handles []string, mode AckMode, results []error, remote map[uint64][]int) {
+func (n *Node) routeAcks(
+	nowNs int64,
+	token uint64,
+	actor, topic string,
+	handles []string,
+	mode AckMode,
+	results []error,
+	remote map[uint64][]int,
+) {
 	pending := len(remote)
 	var failed error
 	for _, owner := range slices.Sorted(maps.Keys(remote)) {
@@ -124,7 +140,12 @@ func fillAckResults(m wire.Message, idx []int, results []error) error {
 		return statusError(r.Status, r.Reason)
 	}
 	if len(r.Results) != len(idx) {
-		return fmt.Errorf("%w: the partition's owner answered %d results for %d handles", ErrNotReady, len(r.Results), len(idx))
+		return fmt.Errorf(
+			"%w: the partition's owner answered %d results for %d handles",
+			ErrNotReady,
+			len(r.Results),
+			len(idx),
+		)
 	}
 	for j, i := range idx {
 		switch r.Results[j] {

@@ -80,7 +80,7 @@ const (
 
 // TopicSpec creates a topic; zero optional fields take the API's defaults.
 type TopicSpec struct {
-	Actor                   string // who asks (meta.SystemActor with security off): checked by the metastore
+	Actor                   string // who asks (meta.SystemActor with security off), checked by meta
 	Name                    string
 	Partitions              *uint32
 	RetentionMs             *int64
@@ -133,7 +133,9 @@ const (
 // batch can be refused by the WAL's staging bound after some of its messages were
 // staged.) The simulators' histories rest on it.
 func Refused(err error) bool {
-	for _, e := range []error{ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady, ErrPartitionFailed, ErrNoSpace} {
+	for _, e := range []error{
+		ErrTopicNotFound, ErrInvalid, ErrPartitionRange, ErrNotReady, ErrPartitionFailed, ErrNoSpace,
+	} {
 		if errors.Is(err, e) {
 			return true
 		}

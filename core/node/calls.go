@@ -26,7 +26,13 @@ type peerCall struct {
 }
 
 // call sends the request build makes (with a fresh id) to peer to.
-func (n *Node) call(nowNs int64, to uint64, timeoutNs int64, build func(id uint64) wire.Message, done func(int64, wire.Message)) {
+func (n *Node) call(
+	nowNs int64,
+	to uint64,
+	timeoutNs int64,
+	build func(id uint64) wire.Message,
+	done func(int64, wire.Message),
+) {
 	if n.callBase == 0 {
 		n.callBase = n.rand.Uint64() >> 2
 	}

@@ -79,7 +79,8 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	if rd.Failed != nil {
 		n.fail(fmt.Errorf("%w: %v", ErrMetastoreFailed, rd.Failed))
 	}
-	return len(rd.Ops) > 0 || len(rd.Done) > 0 || len(rd.Barriers) > 0 || rd.Recovered != nil || rd.Failed != nil
+	return len(rd.Ops) > 0 || len(rd.Done) > 0 || len(rd.Barriers) > 0 || rd.Recovered != nil ||
+		rd.Failed != nil
 }
 
 // maybeStart builds the dispatcher once both the WAL and the metastore are recovered,

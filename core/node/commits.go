@@ -87,7 +87,16 @@ func (n *Node) sendCommit(nowNs int64, owner uint64, c dispatch.Commit) {
 		recs[i] = wire.Record{HasKey: r.HasKey, Key: r.Key, Payload: r.Payload}
 	}
 	n.remote[id] = remoteCommit{owner: owner, dispID: c.ID, sentNs: nowNs}
-	n.send(owner, wire.CommitRequest{ID: id, Topic: c.Key.Topic, Incarnation: c.Key.Incarnation, Partition: c.Key.Partition, Records: recs})
+	n.send(
+		owner,
+		wire.CommitRequest{
+			ID:          id,
+			Topic:       c.Key.Topic,
+			Incarnation: c.Key.Incarnation,
+			Partition:   c.Key.Partition,
+			Records:     recs,
+		},
+	)
 }
 
 // enqueueCommit queues a commit on one of this node's partitions and starts it if the
@@ -164,7 +173,12 @@ func (n *Node) finishCommit(nowNs int64, job commitJob, done plog.CommitDone, er
 		}
 		return
 	}
-	resp := wire.CommitResponse{ID: job.id, Code: wire.CodeOK, BaseOffset: done.BaseOffset, Count: uint32(done.Count)}
+	resp := wire.CommitResponse{
+		ID:         job.id,
+		Code:       wire.CodeOK,
+		BaseOffset: done.BaseOffset,
+		Count:      uint32(done.Count),
+	}
 	switch {
 	case errors.Is(err, errPartitionDropped):
 		resp = wire.CommitResponse{ID: job.id, Code: wire.CodeIncarnation}

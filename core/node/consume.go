@@ -66,7 +66,12 @@ func (n *Node) Consume(nowNs int64, token uint64, req ConsumeRequest) {
 func checkConsume(t meta.Topic, req ConsumeRequest) error {
 	switch {
 	case req.Partition >= int64(t.Partitions):
-		return fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, req.Partition, t.Partitions)
+		return fmt.Errorf(
+			"%w: partition %d, topic has %d",
+			ErrPartitionRange,
+			req.Partition,
+			t.Partitions,
+		)
 	case req.Max < 1 || req.Max > ConsumeMax:
 		return fmt.Errorf("%w: max must be 1 to %d", ErrInvalid, ConsumeMax)
 	case req.HasOffset && req.Partition < 0:
@@ -76,8 +81,18 @@ func checkConsume(t meta.Topic, req ConsumeRequest) error {
 }
 
 // consumeLocal serves a consume from this node's partitions.
-func (n *Node) consumeLocal(nowNs int64, token uint64, t meta.Topic, req ConsumeRequest) *consumeOp {
-	op := &consumeOp{token: token, req: req, topic: t, deadline: nowNs + min(req.WaitNs, ConsumeWaitMax)}
+func (n *Node) consumeLocal(
+	nowNs int64,
+	token uint64,
+	t meta.Topic,
+	req ConsumeRequest,
+) *consumeOp {
+	op := &consumeOp{
+		token:    token,
+		req:      req,
+		topic:    t,
+		deadline: nowNs + min(req.WaitNs, ConsumeWaitMax),
+	}
 	n.consumes[token] = op
 	n.tryConsume(nowNs, op)
 	return op
@@ -195,8 +210,16 @@ func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
 	switch {
 	case r.Err == nil && len(r.Records) > 0:
 		s := r.Records[0]
-		*m = Message{Topic: op.topic.Name, TopicID: p.key.topicID, Partition: p.key.index, Offset: s.Offset, Key: s.Key, HasKey: s.HasKey,
-			Payload: s.Payload, TimestampMs: s.CommitTimeMs}
+		*m = Message{
+			Topic:       op.topic.Name,
+			TopicID:     p.key.topicID,
+			Partition:   p.key.index,
+			Offset:      s.Offset,
+			Key:         s.Key,
+			HasKey:      s.HasKey,
+			Payload:     s.Payload,
+			TimestampMs: s.CommitTimeMs,
+		}
 		if !op.req.HasOffset {
 			m.ReceiptHandle = encodeHandle(p.key, s.Offset, op.receipts[ref.idx].receipt.Nonce)
 		}
@@ -221,7 +244,10 @@ func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
 
 func (n *Node) finishConsume(op *consumeOp) {
 	delete(n.consumes, op.token)
-	msgs := slices.DeleteFunc(op.msgs, func(m Message) bool { return m.Offset == ^uint64(0) || m.Payload == nil })
+	msgs := slices.DeleteFunc(
+		op.msgs,
+		func(m Message) bool { return m.Offset == ^uint64(0) || m.Payload == nil },
+	)
 	n.respond(Response{Token: op.token, Messages: msgs})
 }
 

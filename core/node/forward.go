@@ -36,9 +36,15 @@ type peerProposal struct {
 // forward sends cmd to the metastore leader for the client request token, as a call
 // (calls.go): no answer within ForwardTimeoutNs is ErrNotReady.
 func (n *Node) forward(nowNs int64, token, leader uint64, cmd meta.Command) {
-	n.call(nowNs, leader, ForwardTimeoutNs,
-		func(id uint64) wire.Message { return wire.ProposeRequest{ID: id, Command: meta.EncodeCommand(cmd)} },
-		func(now int64, m wire.Message) { n.onForwarded(now, forwardOp{token: token, cmd: cmd}, m) })
+	n.call(
+		nowNs,
+		leader,
+		ForwardTimeoutNs,
+		func(id uint64) wire.Message {
+			return wire.ProposeRequest{ID: id, Command: meta.EncodeCommand(cmd)}
+		},
+		func(now int64, m wire.Message) { n.onForwarded(now, forwardOp{token: token, cmd: cmd}, m) },
+	)
 }
 
 // onProposeRequest proposes a follower's write when this node leads the metastore.
@@ -46,7 +52,10 @@ func (n *Node) onProposeRequest(nowNs int64, from uint64, m wire.ProposeRequest)
 	cmd, err := meta.DecodeCommand(m.Command)
 	switch {
 	case err != nil:
-		n.send(from, wire.ProposeResponse{ID: m.ID, Code: wire.ProposeInvalid, Reason: "undecodable command"})
+		n.send(
+			from,
+			wire.ProposeResponse{ID: m.ID, Code: wire.ProposeInvalid, Reason: "undecodable command"},
+		)
 		return
 	case n.meta.LeaderID() != n.meta.ID():
 		n.send(from, wire.ProposeResponse{ID: m.ID, Code: wire.ProposeNotLeader})
@@ -95,7 +104,15 @@ func (n *Node) onForwarded(nowNs int64, f forwardOp, m wire.Message) {
 	r, ok := m.(wire.ProposeResponse)
 	switch {
 	case !ok:
-		n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the metastore leader did not answer in time (the write may be done)", ErrNotReady)})
+		n.respond(
+			Response{
+				Token: f.token,
+				Err: fmt.Errorf(
+					"%w: the metastore leader did not answer in time (the write may be done)",
+					ErrNotReady,
+				),
+			},
+		)
 	case r.Code != wire.ProposeOK:
 		n.respond(Response{Token: f.token, Err: forwardError(r)})
 	default:
@@ -136,7 +153,16 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 	}
 	delete(n.fwdBarriers, token)
 	if err != nil {
-		n.respond(Response{Token: f.token, Err: fmt.Errorf("%w: the write is done, the local replica not confirmed: %v", ErrNotReady, err)})
+		n.respond(
+			Response{
+				Token: f.token,
+				Err: fmt.Errorf(
+					"%w: the write is done, the local replica not confirmed: %v",
+					ErrNotReady,
+					err,
+				),
+			},
+		)
 		return
 	}
 	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser {

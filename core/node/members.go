@@ -18,7 +18,16 @@ func (n *Node) ListMembers(nowNs int64, token uint64) {
 	leader, owned := n.meta.LeaderID(), n.ownedPartitions()
 	var out []MemberInfo
 	for _, m := range n.meta.Members() {
-		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Alive: m.Alive, Leader: m.ID == leader, OwnedPartitions: owned[m.ID]})
+		out = append(
+			out,
+			MemberInfo{
+				ID:              m.ID,
+				Addr:            m.Addr,
+				Alive:           m.Alive,
+				Leader:          m.ID == leader,
+				OwnedPartitions: owned[m.ID],
+			},
+		)
 	}
 	n.respond(Response{Token: token, Members: out})
 }

@@ -89,7 +89,7 @@ type Node struct {
 	rootRetryAtNs           int64              // bootstrapRoot's next try (users.go)
 	caughtUp, catchUpAsked  bool               // the catch-up barrier (catchup.go)
 	reclaim                 *reclaim.Reclaimer // deleted incarnations' files (reclaim.go)
-	seenDeletes             uint64             // the replica's topic deletes the reclaimer was asked for
+	seenDeletes             uint64             // the replica's deletes the reclaimer was asked for
 	reclaimStarted          bool
 	reclaimDeferred         bool               // a dead directory was left for ops in flight
 	catchUpRetryNs          int64              // when a failed catch-up barrier is asked again
@@ -100,7 +100,7 @@ type Node struct {
 	partCommits, commitJobs uint64                  // partition log commits, and the jobs they carried
 	remote                  map[uint64]remoteCommit // request id -> a commit sent to a peer
 	remoteBase              uint64                  // this process's first request id
-	fwdBarriers             map[uint64]forwardOp    // barrier token -> a forwarded write the leader applied
+	fwdBarriers             map[uint64]forwardOp    // barrier token -> a forwarded write, applied
 	nextFwd                 uint64                  // forward barrier tokens
 	peerProposals           map[uint64]peerProposal // metastore token -> a follower's write
 	seenApplied             uint64                  // the metastore index topics were synced at
@@ -125,8 +125,9 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		cfg: cfg, rand: rand,
 		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
-		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{}, remote: map[uint64]remoteCommit{},
-		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
+		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{},
+		remote: map[uint64]remoteCommit{},
+		rr:     map[string]uint32{}, consumes: map[uint64]*consumeOp{},
 		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
 		fwdBarriers: map[uint64]forwardOp{}, peerProposals: map[uint64]peerProposal{},
 		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},

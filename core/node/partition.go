@@ -70,14 +70,27 @@ func (n *Node) partitionFor(nowNs int64, t meta.Topic, index uint32) *partition 
 
 // newPartitionMachines makes partition k's log and lease manager, not yet open; a
 // reopen gives the verified end of the log it replaces (plog.Config.VerifiedEnd).
-func (n *Node) newPartitionMachines(t meta.Topic, k partKey, verifiedEnd *uint64) (*plog.Log, *lease.Manager) {
-	cfg := plog.Config{Dir: partDir("parts", k), SegmentBytesMax: n.cfg.PartitionSegmentBytesMax, RetentionMs: t.RetentionMs}
+func (n *Node) newPartitionMachines(
+	t meta.Topic,
+	k partKey,
+	verifiedEnd *uint64,
+) (*plog.Log, *lease.Manager) {
+	cfg := plog.Config{
+		Dir:             partDir("parts", k),
+		SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
+		RetentionMs:     t.RetentionMs,
+	}
 	if verifiedEnd != nil {
 		cfg.VerifiedEnd, cfg.HasVerifiedEnd = *verifiedEnd, true
 	}
 	log := plog.New(cfg)
-	leases := lease.New(lease.Config{Dir: partDir("acks", k), VisibilityTimeoutNs: t.VisibilityTimeoutMs * 1_000_000,
-		MaxInFlight: int(t.MaxInFlightPerPartition), AckFlushIntervalNs: n.cfg.AckFlushIntervalNs}, n.rand.Fork())
+	leases := lease.New(
+		lease.Config{Dir: partDir("acks", k), VisibilityTimeoutNs: t.VisibilityTimeoutMs * 1_000_000,
+			MaxInFlight: int(
+				t.MaxInFlightPerPartition,
+			), AckFlushIntervalNs: n.cfg.AckFlushIntervalNs},
+		n.rand.Fork(),
+	)
 	return log, leases
 }
 
@@ -129,7 +142,10 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 // high-watermark; waiting consumers are woken.
 func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
 	jobs := p.inflight
-	assert.That(jobs != nil && c.Token == p.commitTok, "node: a commit answer with no commit in flight")
+	assert.That(
+		jobs != nil && c.Token == p.commitTok,
+		"node: a commit answer with no commit in flight",
+	)
 	p.inflight, p.commitTok = nil, 0
 	n.commitLatency.Observe(nowNs - p.commitAt)
 	if c.Err == nil {

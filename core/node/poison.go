@@ -57,7 +57,8 @@ func (n *Node) poisonPartition(nowNs int64, p *partition, err error) {
 
 // partitionFailure reports whether err answers a commit refused by a failed partition.
 func partitionFailure(err error) bool {
-	return errors.Is(err, plog.ErrFailed) || errors.Is(err, lease.ErrFailed) || errors.Is(err, ErrPartitionFailed)
+	return errors.Is(err, plog.ErrFailed) || errors.Is(err, lease.ErrFailed) ||
+		errors.Is(err, ErrPartitionFailed)
 }
 
 // dispatchError is the error a commit's failure is fed to the dispatcher as.

@@ -66,7 +66,9 @@ func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMe
 		recs[i] = wal.Record{Topic: topic, Incarnation: t.ID, Partition: part, HasKey: m.HasKey,
 			Key: m.Key, Payload: m.Payload, TimestampMs: nowNs / 1_000_000}
 		if err := recs[i].Validate(); err != nil {
-			n.respond(Response{Token: token, Err: prefixed(len(msgs), i, fmt.Errorf("%w: %v", ErrInvalid, err))})
+			n.respond(
+				Response{Token: token, Err: prefixed(len(msgs), i, fmt.Errorf("%w: %v", ErrInvalid, err))},
+			)
 			return
 		}
 	}
@@ -103,7 +105,12 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 	switch {
 	case m.Partition >= 0:
 		if m.Partition >= int64(t.Partitions) {
-			return 0, fmt.Errorf("%w: partition %d, topic has %d", ErrPartitionRange, m.Partition, t.Partitions)
+			return 0, fmt.Errorf(
+				"%w: partition %d, topic has %d",
+				ErrPartitionRange,
+				m.Partition,
+				t.Partitions,
+			)
 		}
 		if p := n.parts[partKey{topicID: t.ID, index: uint32(m.Partition)}]; p != nil && p.failed != nil {
 			return 0, fmt.Errorf("%w: partition %d: %v", ErrPartitionFailed, m.Partition, p.failed)

@@ -72,7 +72,12 @@ func (n *Node) syncGroups(t meta.Topic, msgs []ProduceMessage) (map[uint32][]plo
 		size += len(m.Key) + len(m.Payload)
 	}
 	if size > ProduceSyncBytesMax {
-		return nil, fmt.Errorf("%w: %d key and payload bytes, at most %d", ErrInvalid, size, ProduceSyncBytesMax)
+		return nil, fmt.Errorf(
+			"%w: %d key and payload bytes, at most %d",
+			ErrInvalid,
+			size,
+			ProduceSyncBytesMax,
+		)
 	}
 	groups := map[uint32][]plog.Entry{}
 	for i, m := range msgs {
@@ -99,7 +104,11 @@ func (n *Node) pickProducePartition(t meta.Topic, m ProduceMessage) (uint32, err
 	if err != nil || m.Partition >= 0 {
 		return p, err
 	}
-	q := walkPastDead(p, t.Partitions, func(q uint32) bool { return n.meta.MemberDead(n.ownerOf(t, q)) })
+	q := walkPastDead(
+		p,
+		t.Partitions,
+		func(q uint32) bool { return n.meta.MemberDead(n.ownerOf(t, q)) },
+	)
 	if q != p && n.cfg.OnWalk != nil {
 		n.cfg.OnWalk(t.ID, p, q)
 	}

@@ -24,8 +24,16 @@ func (n *Node) remoteOwners(t meta.Topic) []uint64 {
 }
 
 func wireConsume(id uint64, req ConsumeRequest) wire.ConsumeRequest {
-	return wire.ConsumeRequest{Actor: req.Actor, ID: id, Topic: req.Topic, Partition: req.Partition, Max: uint16(req.Max),
-		WaitNs: max(req.WaitNs, 0), HasOffset: req.HasOffset, Offset: req.Offset}
+	return wire.ConsumeRequest{
+		Actor:     req.Actor,
+		ID:        id,
+		Topic:     req.Topic,
+		Partition: req.Partition,
+		Max:       uint16(req.Max),
+		WaitNs:    max(req.WaitNs, 0),
+		HasOffset: req.HasOffset,
+		Offset:    req.Offset,
+	}
 }
 
 // consumeAt routes a consume of one partition of t to its owner.
@@ -55,7 +63,9 @@ type consumeGroup struct {
 func (n *Node) consumeSpread(nowNs int64, token uint64, t meta.Topic, req ConsumeRequest) {
 	g := &consumeGroup{token: token, topic: t, pending: 1}
 	self := n.meta.ID()
-	g.localTok = n.internal(func(now int64, r Response) { n.groupAnswer(now, g, self, r.Messages, r.Err) })
+	g.localTok = n.internal(
+		func(now int64, r Response) { n.groupAnswer(now, g, self, r.Messages, r.Err) },
+	)
 	if op := n.consumeLocal(nowNs, g.localTok, t, req); len(op.receipts) > 0 {
 		return // records here already: nobody else is asked
 	}
@@ -141,11 +151,23 @@ func consumeAnswer(t meta.Topic, m wire.Message) (msgs, foreign []Message, err e
 	}
 	msgs = make([]Message, len(r.Messages))
 	for i, d := range r.Messages {
-		msgs[i] = Message{Topic: t.Name, TopicID: r.TopicID, Partition: d.Partition, Offset: d.Offset, Key: d.Key, HasKey: d.HasKey,
-			Payload: d.Payload, TimestampMs: d.TimestampMs, ReceiptHandle: d.Handle}
+		msgs[i] = Message{
+			Topic:         t.Name,
+			TopicID:       r.TopicID,
+			Partition:     d.Partition,
+			Offset:        d.Offset,
+			Key:           d.Key,
+			HasKey:        d.HasKey,
+			Payload:       d.Payload,
+			TimestampMs:   d.TimestampMs,
+			ReceiptHandle: d.Handle,
+		}
 	}
 	if r.TopicID != 0 && r.TopicID != t.ID && !mutForeignConsume {
-		return nil, msgs, fmt.Errorf("%w: the partition's owner holds another incarnation of the topic", ErrNotReady)
+		return nil, msgs, fmt.Errorf(
+			"%w: the partition's owner holds another incarnation of the topic",
+			ErrNotReady,
+		)
 	}
 	return msgs, nil, nil
 }

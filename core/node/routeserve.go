@@ -14,8 +14,15 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 	if n.seenRequest(nowNs, from, wire.KindConsumeRequest, m.ID) {
 		return // a copy: serving it would lease records nobody receives
 	}
-	req := ConsumeRequest{Actor: m.Actor, Topic: m.Topic, Partition: m.Partition, Max: int(m.Max), WaitNs: m.WaitNs,
-		HasOffset: m.HasOffset, Offset: m.Offset}
+	req := ConsumeRequest{
+		Actor:     m.Actor,
+		Topic:     m.Topic,
+		Partition: m.Partition,
+		Max:       int(m.Max),
+		WaitNs:    m.WaitNs,
+		HasOffset: m.HasOffset,
+		Offset:    m.Offset,
+	}
 	refuse := func(err error) {
 		st, reason := errorStatus(err)
 		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: st, Reason: reason})
@@ -46,7 +53,15 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 			refuse(r.Err)
 			return
 		}
-		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusOK, TopicID: t.ID, Messages: n.fitMessages(now, t.ID, r.Messages)})
+		n.send(
+			from,
+			wire.ConsumeResponse{
+				ID:       m.ID,
+				Status:   wire.StatusOK,
+				TopicID:  t.ID,
+				Messages: n.fitMessages(now, t.ID, r.Messages),
+			},
+		)
 	})
 	n.consumeLocal(nowNs, tok, t, req)
 }
@@ -64,8 +79,11 @@ func (n *Node) fitMessages(nowNs int64, topicID uint64, msgs []Message) []wire.D
 			}
 			continue
 		}
-		out = append(out, wire.Delivered{Partition: m.Partition, Offset: m.Offset, TimestampMs: m.TimestampMs,
-			HasKey: m.HasKey, Key: m.Key, Payload: m.Payload, Handle: m.ReceiptHandle})
+		out = append(
+			out,
+			wire.Delivered{Partition: m.Partition, Offset: m.Offset, TimestampMs: m.TimestampMs,
+				HasKey: m.HasKey, Key: m.Key, Payload: m.Payload, Handle: m.ReceiptHandle},
+		)
 	}
 	return out
 }

@@ -62,8 +62,14 @@ type Stats struct {
 
 // Stats returns a snapshot.
 func (n *Node) Stats() Stats {
-	s := Stats{WAL: n.wal.Stats(), CommitLatency: n.commitLatency.clone(), PartitionCommits: n.partCommits, CommitJobs: n.commitJobs,
-		PartitionFailures: n.partFailures, PartitionReopens: n.partReopens}
+	s := Stats{
+		WAL:               n.wal.Stats(),
+		CommitLatency:     n.commitLatency.clone(),
+		PartitionCommits:  n.partCommits,
+		CommitJobs:        n.commitJobs,
+		PartitionFailures: n.partFailures,
+		PartitionReopens:  n.partReopens,
+	}
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
 		s.Dispatch = n.disp.Stats()

@@ -15,16 +15,30 @@ import (
 
 // CreateTopic creates a topic; unset fields take the API's defaults.
 func (n *Node) CreateTopic(nowNs int64, token uint64, spec TopicSpec) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.CreateTopic, Actor: spec.Actor, Name: spec.Name, Partitions: spec.Partitions,
-		RetentionMs: spec.RetentionMs, VisibilityTimeoutMs: spec.VisibilityTimeoutMs,
-		MaxInFlightPerPartition: spec.MaxInFlightPerPartition})
+	n.propose(
+		nowNs,
+		token,
+		meta.Command{
+			Kind:                    meta.CreateTopic,
+			Actor:                   spec.Actor,
+			Name:                    spec.Name,
+			Partitions:              spec.Partitions,
+			RetentionMs:             spec.RetentionMs,
+			VisibilityTimeoutMs:     spec.VisibilityTimeoutMs,
+			MaxInFlightPerPartition: spec.MaxInFlightPerPartition,
+		},
+	)
 }
 
 // PatchTopic changes a topic; partitions only grow.
 func (n *Node) PatchTopic(nowNs int64, token uint64, name string, p TopicPatch) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.PatchTopic, Actor: p.Actor, Name: name, Partitions: p.Partitions,
-		RetentionMs: p.RetentionMs, VisibilityTimeoutMs: p.VisibilityTimeoutMs,
-		MaxInFlightPerPartition: p.MaxInFlightPerPartition})
+	n.propose(
+		nowNs,
+		token,
+		meta.Command{Kind: meta.PatchTopic, Actor: p.Actor, Name: name, Partitions: p.Partitions,
+			RetentionMs: p.RetentionMs, VisibilityTimeoutMs: p.VisibilityTimeoutMs,
+			MaxInFlightPerPartition: p.MaxInFlightPerPartition},
+	)
 }
 
 // DeleteTopic deletes a topic. Its records still waiting in the WAL are discarded by

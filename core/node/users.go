@@ -25,8 +25,17 @@ const RootRetryNs = 1_000_000_000
 
 // CreateUser adds a user with a password hash and grants, as actor asks
 // (meta.SystemActor when the node's security is off).
-func (n *Node) CreateUser(nowNs int64, token uint64, actor, name, hash string, grants []access.Grant) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.CreateUser, Actor: actor, Username: name, Hash: hash, Grants: grants})
+func (n *Node) CreateUser(
+	nowNs int64,
+	token uint64,
+	actor, name, hash string,
+	grants []access.Grant,
+) {
+	n.propose(
+		nowNs,
+		token,
+		meta.Command{Kind: meta.CreateUser, Actor: actor, Username: name, Hash: hash, Grants: grants},
+	)
 }
 
 // DeleteUser removes a user.
@@ -36,13 +45,21 @@ func (n *Node) DeleteUser(nowNs int64, token uint64, actor, name string) {
 
 // SetUserGrants replaces a user's grants.
 func (n *Node) SetUserGrants(nowNs int64, token uint64, actor, name string, grants []access.Grant) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.SetUserGrants, Actor: actor, Username: name, Grants: grants})
+	n.propose(
+		nowNs,
+		token,
+		meta.Command{Kind: meta.SetUserGrants, Actor: actor, Username: name, Grants: grants},
+	)
 }
 
 // SetUserPassword replaces a user's password hash (the shell checked the current
 // password when the user changes his own).
 func (n *Node) SetUserPassword(nowNs int64, token uint64, actor, name, hash string) {
-	n.propose(nowNs, token, meta.Command{Kind: meta.SetUserPassword, Actor: actor, Username: name, Hash: hash})
+	n.propose(
+		nowNs,
+		token,
+		meta.Command{Kind: meta.SetUserPassword, Actor: actor, Username: name, Hash: hash},
+	)
 }
 
 // Users returns the local replica's users, hashes included, sorted by name: what the
@@ -56,21 +73,32 @@ func (n *Node) UsersVersion() uint64 { return n.meta.AppliedIndex() }
 
 // apiUser is u without its hash.
 func apiUser(u meta.User) User {
-	return User{Name: u.Name, Grants: u.Grants, Root: u.Root, CreatedAtMs: u.CreatedAtMs, UpdatedAtMs: u.UpdatedAtMs}
+	return User{
+		Name:        u.Name,
+		Grants:      u.Grants,
+		Root:        u.Root,
+		CreatedAtMs: u.CreatedAtMs,
+		UpdatedAtMs: u.UpdatedAtMs,
+	}
 }
 
 // bootstrapRoot proposes the root user while this node leads the metastore, its replica
 // has none, and the shell gave a hash (Config.RootHash): the first start of a new
 // cluster. Any leader may do it; the metastore keeps the first that applies.
 func (n *Node) bootstrapRoot(nowNs int64) {
-	if n.cfg.RootHash == "" || !n.metaReady || nowNs < n.rootRetryAtNs || n.meta.LeaderID() != n.meta.ID() {
+	if n.cfg.RootHash == "" || !n.metaReady || nowNs < n.rootRetryAtNs ||
+		n.meta.LeaderID() != n.meta.ID() {
 		return
 	}
 	if u, ok := n.meta.User(access.RootUsername); ok && u.Root {
 		return
 	}
 	n.rootRetryAtNs = nowNs + RootRetryNs
-	n.meta.Propose(nowNs, 0, meta.Command{Kind: meta.CreateRoot, Hash: n.cfg.RootHash}) // token 0: no answer
+	n.meta.Propose(
+		nowNs,
+		0,
+		meta.Command{Kind: meta.CreateRoot, Hash: n.cfg.RootHash},
+	) // token 0: no answer
 }
 
 // SetRootHash sets Config.RootHash after the start: the shell may hash the root password

@@ -62,7 +62,10 @@ func (c *readCache) get(base uint64) *cachedBatch {
 // bound is not cached; put then returns a cachedBatch outside the cache, for the caller
 // to serve from once.
 func (c *readCache) put(ref batchRef, bt Batch) *cachedBatch {
-	assert.That(bt.BaseOffset == ref.base && len(bt.Entries) == int(ref.count), "plog: caching a batch that is not the indexed one")
+	assert.That(
+		bt.BaseOffset == ref.base && len(bt.Entries) == int(ref.count),
+		"plog: caching a batch that is not the indexed one",
+	)
 	if cb := c.byBase[ref.base]; cb != nil {
 		assert.That(cb.ref == ref, "plog: one base offset cached for two different batches")
 		return c.get(ref.base)
@@ -139,7 +142,10 @@ func (c *readCache) unlink(cb *cachedBatch) {
 
 // check asserts the bounds after every insertion.
 func (c *readCache) check() {
-	assert.That(len(c.byBase) <= c.batchesMax && c.bytes <= c.bytesMax && c.bytes >= 0, "plog: read cache over its bounds")
+	assert.That(
+		len(c.byBase) <= c.batchesMax && c.bytes <= c.bytesMax && c.bytes >= 0,
+		"plog: read cache over its bounds",
+	)
 }
 
 // serve copies up to maxRecords records starting at offset out of the batch. Keys and
@@ -148,7 +154,10 @@ func (c *readCache) check() {
 // Every Payload, and every Key of a keyed entry, is non-nil, even when empty (a nil
 // payload means "no record" to some callers). offset must lie in the batch.
 func (cb *cachedBatch) serve(offset uint64, maxRecords int) []Stored {
-	assert.That(offset >= cb.ref.base && offset < cb.ref.base+uint64(cb.ref.count), "plog: serving an offset outside its batch")
+	assert.That(
+		offset >= cb.ref.base && offset < cb.ref.base+uint64(cb.ref.count),
+		"plog: serving an offset outside its batch",
+	)
 	first := int(offset - cb.ref.base)
 	es := cb.entries[first : first+min(maxRecords, len(cb.entries)-first)]
 	total := 0

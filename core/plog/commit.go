@@ -68,7 +68,10 @@ func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
 }
 
 func (l *Log) answerCommit(token, base uint64, count int, err error) {
-	l.out.Commits = append(l.out.Commits, CommitDone{Token: token, BaseOffset: base, Count: count, Err: err})
+	l.out.Commits = append(
+		l.out.Commits,
+		CommitDone{Token: token, BaseOffset: base, Count: count, Err: err},
+	)
 }
 
 // commitStep advances commitDurable: create and dir-sync a new segment if rolling, write,
@@ -144,7 +147,9 @@ func (l *Log) onSynced(res disk.Result) {
 		return
 	}
 	if mutSkipReadBack {
-		l.publish(nil) // deliberate bug: trusts the write without reading it back; nothing read, nothing cached
+		l.publish(
+			nil,
+		) // deliberate bug: trusts the write without reading it back; nothing read, nothing cached
 		return
 	}
 	l.readBack()
@@ -155,7 +160,16 @@ func (l *Log) readBack() {
 	c.phase = phaseVerify
 	// From the device, bypassing the page cache (Op.Device): the cache holds what was
 	// written whatever the device stored.
-	l.issue(purposeCommit, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: l.active().name, Off: c.pos, Len: len(c.frame)})
+	l.issue(
+		purposeCommit,
+		disk.Op{
+			Kind:   disk.KindReadAt,
+			Device: !mutReadBackCache,
+			Name:   l.active().name,
+			Off:    c.pos,
+			Len:    len(c.frame),
+		},
+	)
 }
 
 // onReadBack compares what the device returns with what was written. A mismatch cannot
@@ -181,8 +195,10 @@ func (l *Log) onReadBack(res disk.Result) {
 		return
 	}
 	bt, n, err := DecodeBatch(res.Data)
-	assert.That(err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
-		"plog: a frame equal to the one encoded does not decode to it")
+	assert.That(
+		err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
+		"plog: a frame equal to the one encoded does not decode to it",
+	)
 	l.publish(&bt)
 }
 
@@ -194,7 +210,10 @@ func (l *Log) onReadBack(res disk.Result) {
 // its readers still see what is on disk.
 func (l *Log) publish(readBack *Batch) {
 	c, seg := l.commit, l.active()
-	assert.That(c.base == l.hw && c.pos == seg.size, "plog: publishing a commit that is not at the high-watermark")
+	assert.That(
+		c.base == l.hw && c.pos == seg.size,
+		"plog: publishing a commit that is not at the high-watermark",
+	)
 	ref := batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos}
 	seg.batches = append(seg.batches, ref)
 	seg.size += int64(len(c.frame))

@@ -134,30 +134,38 @@
 // reads of RecoveryReadBytes (a larger frame is read whole). The expected offset starts
 // at the oldest segment's base. Each row is tested in recover_test.go.
 //
-//	row  condition                                                action
-//	R1   no segment file                                          empty log: high-watermark and oldest 0
-//	R2   frame CRC-valid, base offset = the expected offset       keep it: index it, expect the offset after it
-//	R3   frame damaged (zeroed, short, length, CRC, format,       re-read it, up to ReadRetriesMax times: a
-//	     body, base offset not the expected one), or a read       read can be corrupted or fail in passing
-//	     fails
-//	R4   still damaged; a CRC-valid frame with a base offset at   keep it and what follows; offsets in between
-//	     or above the expected one follows in the segment         are a hole (reads get ErrCorrupt); the
-//	     (the earliest any of ReadRetriesMax+1 search passes      damaged bytes are never served
-//	     finds)
-//	R5   still damaged in the last segment; no pass finds a       torn tail: truncate there and sync; it was
-//	     valid frame after it                                     never acknowledged
-//	R6   still damaged in an older segment; nothing valid         keep the bytes, do not cut (they were synced
-//	     follows                                                  and may have been acknowledged)
-//	R7   end of a segment at a frame boundary                     clean end: next segment
-//	R8   a segment's base offset is above the expected offset     the offsets in between are a hole; go on
-//	R9   a segment's base offset is below the expected offset     fail: overlapping segments, which no
-//	                                                               sequence of commits, crashes and cuts makes
-//	R10  a read fails with an I/O error ReadRetriesMax+1 times    fail: the node stops
-//	R11  after the sync below, the newest frame of the last       cut it and sync, then check the frame
-//	     segment does not read back intact in ReadRetriesMax+1    before it the same way: it was never
-//	     reads (a silently corrupted write that was never synced  acknowledged (acknowledged frames were
-//	     and that a read corrupted in passing made look valid)    read back intact after their own sync)
-//	--   a file whose name is not <16 hex digits>.log             ignored, left alone
+//	row  condition
+//	     -> action
+//	R1   no segment file
+//	     -> empty log: high-watermark and oldest 0
+//	R2   frame CRC-valid, base offset = the expected offset
+//	     -> keep it: index it, expect the offset after it
+//	R3   frame damaged (zeroed, short, length, CRC, format, body, base offset not the
+//	     expected one), or a read fails
+//	     -> re-read it, up to ReadRetriesMax times: a read can be corrupted or fail in passing
+//	R4   still damaged; a CRC-valid frame with a base offset at or above the expected one
+//	     follows in the segment (the earliest any of ReadRetriesMax+1 search passes finds)
+//	     -> keep it and what follows; offsets in between are a hole (reads get ErrCorrupt);
+//	        the damaged bytes are never served
+//	R5   still damaged in the last segment; no pass finds a valid frame after it
+//	     -> torn tail: truncate there and sync; it was never acknowledged
+//	R6   still damaged in an older segment; nothing valid follows
+//	     -> keep the bytes, do not cut (they were synced and may have been acknowledged)
+//	R7   end of a segment at a frame boundary
+//	     -> clean end: next segment
+//	R8   a segment's base offset is above the expected offset
+//	     -> the offsets in between are a hole; go on
+//	R9   a segment's base offset is below the expected offset
+//	     -> fail: overlapping segments, which no sequence of commits, crashes and cuts makes
+//	R10  a read fails with an I/O error ReadRetriesMax+1 times
+//	     -> fail: the node stops
+//	R11  after the sync below, the newest frame of the last segment does not read back
+//	     intact in ReadRetriesMax+1 reads (a silently corrupted write that was never
+//	     synced and that a read corrupted in passing made look valid)
+//	     -> cut it and sync, then check the frame before it the same way: it was never
+//	        acknowledged (acknowledged frames were read back intact after their own sync)
+//	--   a file whose name is not <16 hex digits>.log
+//	     -> ignored, left alone
 //
 // Then, before Recovered is reported, the last segment is synced (after its cut, if R5)
 // and so is the directory: a restarted process may see frames in the page cache that were
@@ -170,15 +178,16 @@
 //
 // # The high-watermark never moves backwards
 //
-// Within a run it only grows. Across restarts: every offset below a reported
-// high-watermark is in a frame that was fdatasynced and read back intact (a commit), or
-// that recovery found CRC-valid, synced and, for the newest, read back intact. A crash keeps synced bytes, R5 cuts only
-// bytes past the last valid frame, and R4/R6/R8 never cut. So a recovered high-watermark
-// is at least every high-watermark reported before. One double fault is outside this: a
-// failed fdatasync followed by a process restart without a machine crash, before the log
-// has cut what that sync covered (the process died first, perhaps before it even heard of
-// the failure; or a recovery's own sync failed and the next recovery ran at once). The
-// page cache then still shows frames the device lacks, a later fdatasync does not write
-// them (they are marked clean), so the next Open exposes them and a later crash takes them
-// back. No acknowledged commit is ever among them: each was synced before it was answered.
+// Within a run it only grows. Across restarts: every offset below a reported high-watermark
+// is in a frame that was fdatasynced and read back intact (a commit), or that recovery
+// found CRC-valid, synced and, for the newest, read back intact. A crash keeps synced
+// bytes, R5 cuts only bytes past the last valid frame, and R4/R6/R8 never cut. So a
+// recovered high-watermark is at least every high-watermark reported before. One double
+// fault is outside this: a failed fdatasync followed by a process restart without a machine
+// crash, before the log has cut what that sync covered (the process died first, perhaps
+// before it even heard of the failure; or a recovery's own sync failed and the next
+// recovery ran at once). The page cache then still shows frames the device lacks, a later
+// fdatasync does not write them (they are marked clean), so the next Open exposes them and
+// a later crash takes them back. No acknowledged commit is ever among them: each was synced
+// before it was answered.
 package plog

@@ -29,7 +29,10 @@ const (
 )
 
 // frameBounds are the body lengths a batch frame may have: one entry at least.
-var frameBounds = frame.Bounds{Min: batchFixedBytes + entryFixedBytes, Max: BatchBytesMax - frameHeaderBytes}
+var frameBounds = frame.Bounds{
+	Min: batchFixedBytes + entryFixedBytes,
+	Max: BatchBytesMax - frameHeaderBytes,
+}
 
 // Entry is one record of a commit: the keyed envelope minus the commit time, which the
 // log stamps once for the whole batch.
@@ -65,10 +68,22 @@ func BatchBytes(entries []Entry) (int, error) {
 	for i := range entries {
 		e := &entries[i]
 		if e.HasKey && len(e.Key) > KeyBytesMax {
-			return 0, fmt.Errorf("%w: entry %d key of %d bytes, at most %d", ErrTooLarge, i, len(e.Key), KeyBytesMax)
+			return 0, fmt.Errorf(
+				"%w: entry %d key of %d bytes, at most %d",
+				ErrTooLarge,
+				i,
+				len(e.Key),
+				KeyBytesMax,
+			)
 		}
 		if len(e.Payload) > PayloadBytesMax {
-			return 0, fmt.Errorf("%w: entry %d payload of %d bytes, at most %d", ErrTooLarge, i, len(e.Payload), PayloadBytesMax)
+			return 0, fmt.Errorf(
+				"%w: entry %d payload of %d bytes, at most %d",
+				ErrTooLarge,
+				i,
+				len(e.Payload),
+				PayloadBytesMax,
+			)
 		}
 		n += entryFixedBytes + len(e.Payload)
 		if e.HasKey {

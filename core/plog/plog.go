@@ -11,8 +11,8 @@ import (
 // Config holds the log's tunables. Zero fields take the defaults below.
 type Config struct {
 	Dir               string // directory of the segments, e.g. "parts/000000000000002a-3"
-	SegmentBytesMax   int64  // roll to a new segment at the next commit once the active one passes this
-	RetentionMs       int64  // remove non-active segments whose newest commit is older; 0 = keep forever
+	SegmentBytesMax   int64  // roll to a new segment at the next commit once the active one is past it
+	RetentionMs       int64  // remove non-active segments whose newest commit is older; 0: forever
 	ReadRetriesMax    int    // re-reads of a frame that fails its CRC or its read
 	RecoveryReadBytes int    // bytes per recovery read; a larger frame is read whole
 
@@ -233,8 +233,13 @@ type Log struct {
 // New returns a log that does nothing until Open.
 func New(cfg Config) *Log {
 	cfg = cfg.withDefaults()
-	return &Log{cfg: cfg, ops: map[uint64]opPurpose{}, fetches: map[uint64]*fetch{}, fetching: map[uint64]*fetch{},
-		cache: newReadCache(cfg.ReadCacheBatchesMax, cfg.ReadCacheBytesMax)}
+	return &Log{
+		cfg:      cfg,
+		ops:      map[uint64]opPurpose{},
+		fetches:  map[uint64]*fetch{},
+		fetching: map[uint64]*fetch{},
+		cache:    newReadCache(cfg.ReadCacheBatchesMax, cfg.ReadCacheBytesMax),
+	}
 }
 
 // Ready returns the actions produced since the last call and clears them.
@@ -328,5 +333,8 @@ func (l *Log) failRecovery(cause error) {
 	l.poison(cause)
 	l.reportFailed()
 	l.rec = nil
-	assert.That(l.readsWaiting == 0 && len(l.fetches) == 0, "plog: a read was issued before recovery finished")
+	assert.That(
+		l.readsWaiting == 0 && len(l.fetches) == 0,
+		"plog: a read was issued before recovery finished",
+	)
 }

@@ -110,12 +110,34 @@ func (l *Log) startSegment() {
 	seg := rc.segs[rc.idx]
 	switch {
 	case seg.base > rc.expected:
-		rc.note(fmt.Sprintf("R8 %s starts past offset %d: offsets %d-%d are a hole", seg.name, rc.expected, rc.expected, seg.base-1))
+		rc.note(
+			fmt.Sprintf(
+				"R8 %s starts past offset %d: offsets %d-%d are a hole",
+				seg.name,
+				rc.expected,
+				rc.expected,
+				seg.base-1,
+			),
+		)
 		rc.holes++
 		rc.expected = seg.base
 	case seg.base < rc.expected:
-		rc.note(fmt.Sprintf("R9 %s starts at %d, below offset %d that the segment before reached: segments overlap", seg.name, seg.base, rc.expected))
-		l.failRecovery(fmt.Errorf("%s overlaps the segment before it (base %d, expected %d)", seg.name, seg.base, rc.expected))
+		rc.note(
+			fmt.Sprintf(
+				"R9 %s starts at %d, below offset %d that the segment before reached: segments overlap",
+				seg.name,
+				seg.base,
+				rc.expected,
+			),
+		)
+		l.failRecovery(
+			fmt.Errorf(
+				"%s overlaps the segment before it (base %d, expected %d)",
+				seg.name,
+				seg.base,
+				rc.expected,
+			),
+		)
 		return
 	}
 	rc.phase = phaseScan
@@ -126,7 +148,10 @@ func (l *Log) startSegment() {
 func (l *Log) readAt(off int64, want int) {
 	rc := l.rec
 	rc.off, rc.want = off, want
-	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Name: rc.segs[rc.idx].name, Off: off, Len: want})
+	l.issue(
+		purposeRecover,
+		disk.Op{Kind: disk.KindReadAt, Name: rc.segs[rc.idx].name, Off: off, Len: want},
+	)
 }
 
 // finishSegment records the size of the segment just scanned and moves to the next.
@@ -190,7 +215,12 @@ func (l *Log) onFinishStep(res disk.Result) {
 
 func (l *Log) completeRecovery() {
 	rc := l.rec
-	l.out.Recovered = &Recovery{HighWatermark: l.hw, OldestOffset: l.oldest, Decisions: rc.notes, Holes: rc.holes}
+	l.out.Recovered = &Recovery{
+		HighWatermark: l.hw,
+		OldestOffset:  l.oldest,
+		Decisions:     rc.notes,
+		Holes:         rc.holes,
+	}
 	l.rec = nil
 	l.state = stateReady
 }
@@ -212,7 +242,15 @@ func (l *Log) cutToVerifiedEnd() {
 		if b.base < l.cfg.VerifiedEnd {
 			break
 		}
-		rc.note(fmt.Sprintf("reopen: %s@%d holds offsets %d-%d of a commit answered failed: cut", last.name, b.pos, b.base, b.base+uint64(b.count)-1))
+		rc.note(
+			fmt.Sprintf(
+				"reopen: %s@%d holds offsets %d-%d of a commit answered failed: cut",
+				last.name,
+				b.pos,
+				b.base,
+				b.base+uint64(b.count)-1,
+			),
+		)
 		last.batches = last.batches[:len(last.batches)-1]
 		rc.cut, rc.cutSize, last.size = true, b.pos, b.pos
 		rc.expected = b.base

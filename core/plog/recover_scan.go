@@ -85,7 +85,10 @@ func (l *Log) frameWant(b []byte) int {
 
 func (rc *recovery) accept(bt Batch, n int, pos int64) {
 	seg := &rc.segs[rc.idx]
-	seg.batches = append(seg.batches, batchRef{base: bt.BaseOffset, count: uint32(len(bt.Entries)), size: uint32(n), pos: pos})
+	seg.batches = append(
+		seg.batches,
+		batchRef{base: bt.BaseOffset, count: uint32(len(bt.Entries)), size: uint32(n), pos: pos},
+	)
 	seg.newestMs = max(seg.newestMs, bt.CommitTimeMs)
 	rc.expected = bt.BaseOffset + uint64(len(bt.Entries))
 }
@@ -170,16 +173,32 @@ func (l *Log) endSearchPass(pos int64, base uint64, fileEnd int64) {
 			lost = fmt.Sprintf("offsets %d-%d are a hole", rc.expected, rc.bestBase-1)
 			rc.holes++
 		}
-		rc.note(fmt.Sprintf("R4 %s@%d damaged, a valid batch follows at %d: %s", seg.name, rc.damageOff, rc.bestPos, lost))
+		rc.note(
+			fmt.Sprintf(
+				"R4 %s@%d damaged, a valid batch follows at %d: %s",
+				seg.name,
+				rc.damageOff,
+				rc.bestPos,
+				lost,
+			),
+		)
 		rc.expected = rc.bestBase
 		rc.phase, rc.retries, rc.damageOff = phaseScan, 0, -1
 		l.readAt(rc.bestPos, l.cfg.RecoveryReadBytes)
 	case last:
-		rc.note(fmt.Sprintf("R5 %s@%d torn tail: cut %d bytes", seg.name, rc.damageOff, fileEnd-rc.damageOff))
+		rc.note(
+			fmt.Sprintf("R5 %s@%d torn tail: cut %d bytes", seg.name, rc.damageOff, fileEnd-rc.damageOff),
+		)
 		rc.cut, rc.cutSize = true, rc.damageOff
 		l.finishSegment(rc.damageOff)
 	default:
-		rc.note(fmt.Sprintf("R6 %s@%d damaged to its end, not the last segment: kept, not cut", seg.name, rc.damageOff))
+		rc.note(
+			fmt.Sprintf(
+				"R6 %s@%d damaged to its end, not the last segment: kept, not cut",
+				seg.name,
+				rc.damageOff,
+			),
+		)
 		l.finishSegment(fileEnd)
 	}
 }

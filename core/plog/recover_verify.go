@@ -27,7 +27,16 @@ func (l *Log) verifyTail() {
 func (l *Log) readNewest() {
 	last := l.active()
 	b := last.batches[len(last.batches)-1]
-	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: last.name, Off: b.pos, Len: int(b.size)})
+	l.issue(
+		purposeRecover,
+		disk.Op{
+			Kind:   disk.KindReadAt,
+			Device: !mutReadBackCache,
+			Name:   last.name,
+			Off:    b.pos,
+			Len:    int(b.size),
+		},
+	)
 }
 
 // onVerifyRead accepts the newest frame, reads it again (a read may be corrupted or fail
@@ -57,7 +66,14 @@ func (l *Log) onVerifyRead(res disk.Result) {
 		l.readNewest()
 		return
 	}
-	rc.note(fmt.Sprintf("R11 %s@%d does not read back intact after the sync: cut %d bytes", last.name, b.pos, last.size-b.pos))
+	rc.note(
+		fmt.Sprintf(
+			"R11 %s@%d does not read back intact after the sync: cut %d bytes",
+			last.name,
+			b.pos,
+			last.size-b.pos,
+		),
+	)
 	last.batches = last.batches[:len(last.batches)-1]
 	last.size = b.pos
 	l.hw = b.base

@@ -62,7 +62,10 @@ func (l *Log) Read(nowNs int64, token uint64, offset uint64, maxRecords int) {
 		return
 	}
 	if cb := l.cache.get(ref.base); cb != nil {
-		assert.That(cb.ref == ref && ref.base+uint64(ref.count) <= l.hw, "plog: a cached batch differs from the index")
+		assert.That(
+			cb.ref == ref && ref.base+uint64(ref.count) <= l.hw,
+			"plog: a cached batch differs from the index",
+		)
 		l.stats.ReadCacheHits++
 		l.answerRead(token, cb.serve(offset, maxRecords), nil)
 		return
@@ -108,7 +111,10 @@ func (l *Log) locate(offset uint64) (*segment, batchRef, bool) {
 }
 
 func (l *Log) issueFetch(f *fetch) {
-	id := l.issue(purposeRead, disk.Op{Kind: disk.KindReadAt, Name: f.seg, Off: f.ref.pos, Len: int(f.ref.size)})
+	id := l.issue(
+		purposeRead,
+		disk.Op{Kind: disk.KindReadAt, Name: f.seg, Off: f.ref.pos, Len: int(f.ref.size)},
+	)
 	l.fetches[id] = f
 }
 
@@ -132,7 +138,8 @@ func (l *Log) readStep(res disk.Result) {
 		return
 	}
 	bt, n, err := DecodeBatch(res.Data)
-	if err == nil && (n != len(res.Data) || bt.BaseOffset != f.ref.base || len(bt.Entries) != int(f.ref.count)) {
+	if err == nil &&
+		(n != len(res.Data) || bt.BaseOffset != f.ref.base || len(bt.Entries) != int(f.ref.count)) {
 		err = errMisplaced
 	}
 	if err != nil {
@@ -152,7 +159,17 @@ func (l *Log) retryFetch(f *fetch, cause error) {
 		return
 	}
 	l.stats.ReadsCorrupt += uint64(len(f.waiters))
-	l.finishFetch(f, nil, fmt.Errorf("%w: batch at offset %d after %d reads: %v", ErrCorrupt, f.ref.base, f.retries+1, cause))
+	l.finishFetch(
+		f,
+		nil,
+		fmt.Errorf(
+			"%w: batch at offset %d after %d reads: %v",
+			ErrCorrupt,
+			f.ref.base,
+			f.retries+1,
+			cause,
+		),
+	)
 }
 
 // finishFetch answers every read waiting for f, in arrival order: from cb when it is

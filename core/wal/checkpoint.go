@@ -136,7 +136,10 @@ func decodeSkip(b []byte) Skip {
 func decodeCheckpointFile(b []byte) (checkpointSlot, bool) {
 	var best checkpointSlot
 	found := false
-	for off := 0; off+checkpointSlotUsed <= len(b) && off < checkpointFileBytes; off += checkpointSlotBytes {
+	for off := 0; off < checkpointFileBytes; off += checkpointSlotBytes {
+		if off+checkpointSlotUsed > len(b) {
+			break
+		}
 		s, ok := decodeCheckpointSlot(b[off:])
 		if ok && (!found || s.gen > best.gen) {
 			best, found = s, true
@@ -196,6 +199,9 @@ func EncodeCheckpointFile(seq uint64) []byte {
 // format 2 slot (generation 1). skip must be Valid.
 func EncodeCheckpointFileSkip(seq uint64, skip Skip) []byte {
 	b := make([]byte, checkpointFileBytes)
-	copy(b[checkpointSlotOffset(1):], encodeCheckpointSlot(checkpointSlot{gen: 1, seq: seq, skip: skip}))
+	copy(
+		b[checkpointSlotOffset(1):],
+		encodeCheckpointSlot(checkpointSlot{gen: 1, seq: seq, skip: skip}),
+	)
 	return b
 }

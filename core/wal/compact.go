@@ -19,10 +19,13 @@ func (l *Log) writeCheckpoint() {
 	}
 	l.ckptWriting, l.skipWriting = l.ckptWanted, l.skipWanted
 	gen := l.ckptGen + 1
-	l.ckptSlot = encodeCheckpointSlot(checkpointSlot{gen: gen, seq: l.ckptWriting, skip: l.skipWriting})
+	l.ckptSlot = encodeCheckpointSlot(
+		checkpointSlot{gen: gen, seq: l.ckptWriting, skip: l.skipWriting},
+	)
 	l.ckptVerifyTries = 0
 	l.issue(purposeCheckpoint, disk.Op{
-		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen), Data: l.ckptSlot,
+		Kind: disk.KindWriteAt, Name: l.checkpointName(), Off: checkpointSlotOffset(gen),
+		Data: l.ckptSlot,
 	})
 }
 
@@ -53,7 +56,11 @@ func (l *Log) onCheckpointReadBack(res disk.Result) {
 		l.fail(fmt.Errorf("reading back the checkpoint: %w", res.Err))
 		return
 	}
-	l.fail(errors.New("silent write corruption: the checkpoint slot read back differs from what was written"))
+	l.fail(
+		errors.New(
+			"silent write corruption: the checkpoint slot read back differs from what was written",
+		),
+	)
 }
 
 func (l *Log) onCheckpointStep(nowNs int64, res disk.Result) {

@@ -60,9 +60,9 @@
 // CheckpointPendingMax; SetSkip). It is made durable lazily, one write and one fdatasync
 // at most CheckpointSyncIntervalNs after a move, and then every segment wholly below it
 // is removed. Recovery reports the skip-set (Recovery.Skip) and never reuses a seq it
-// calls done; a slot written before the skip-set existed (format 1) recovers with none. An active segment past SegmentRotateBytes whose
-// records are all dispatched is rotated so that it can be reclaimed; past SegmentBytesMax it
-// is rotated regardless.
+// calls done; a slot written before the skip-set existed (format 1) recovers with none.
+// An active segment past SegmentRotateBytes whose records are all dispatched is rotated
+// so that it can be reclaimed; past SegmentBytesMax it is rotated regardless.
 //
 // # Record format (on disk: do not change; add a format byte instead)
 //

@@ -23,7 +23,10 @@ func (l *Log) maybeFlush() {
 	l.inflight, l.staged = l.staged, l.inflight[:0]
 	l.inflightBuf, l.stagedBuf = l.stagedBuf, l.spareBuf[:0]
 	l.spareBuf = nil
-	l.issue(purposeWrite, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: l.inflightBuf})
+	l.issue(
+		purposeWrite,
+		disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: l.inflightBuf},
+	)
 	l.inflightOff = seg.size
 	seg.size += int64(len(l.inflightBuf))
 	l.flush = flushWriting
@@ -65,7 +68,16 @@ func (l *Log) onGroupSynced(res disk.Result) {
 // caught here, before any of its records is answered durable. It bypasses the page cache
 // (Op.Device), which holds what was written whatever the device stored.
 func (l *Log) readBack() {
-	l.issue(purposeVerify, disk.Op{Kind: disk.KindReadAt, Device: !mutReadBackCache, Name: l.active().name, Off: l.inflightOff, Len: len(l.inflightBuf)})
+	l.issue(
+		purposeVerify,
+		disk.Op{
+			Kind:   disk.KindReadAt,
+			Device: !mutReadBackCache,
+			Name:   l.active().name,
+			Off:    l.inflightOff,
+			Len:    len(l.inflightBuf),
+		},
+	)
 }
 
 func (l *Log) onGroupVerified(res disk.Result) {
@@ -83,7 +95,9 @@ func (l *Log) onGroupVerified(res disk.Result) {
 		l.fail(fmt.Errorf("reading back a group commit: %w", res.Err))
 		return
 	}
-	l.fail(errors.New("silent write corruption: a group commit read back differs from what was written"))
+	l.fail(
+		errors.New("silent write corruption: a group commit read back differs from what was written"),
+	)
 }
 
 // groupDurable answers the group in flight: written, synced and read back intact.
@@ -149,7 +163,10 @@ func (l *Log) onRotateStep(res disk.Result) {
 	case disk.KindCreate:
 		l.issue(purposeRotate, disk.Op{Kind: disk.KindSyncDir, Name: l.cfg.Dir})
 	case disk.KindSyncDir:
-		l.segs = append(l.segs, segment{name: segmentName(l.cfg.Dir, l.durableNext), firstSeq: l.durableNext})
+		l.segs = append(
+			l.segs,
+			segment{name: segmentName(l.cfg.Dir, l.durableNext), firstSeq: l.durableNext},
+		)
 		l.flush = flushIdle
 		l.maybeCompact()
 		l.maybeFlush()

@@ -51,7 +51,10 @@ func (l *Log) onGroupCut(nowNs int64, res disk.Result) {
 // refuseGroup answers ErrNoSpace to the group in flight and every append staged behind
 // it, and gives their seqs back.
 func (l *Log) refuseGroup(nowNs int64) {
-	assert.That(len(l.inflight) > 0 && l.inflight[0].seq >= l.durableNext, "wal: refusing a group that is not the next")
+	assert.That(
+		len(l.inflight) > 0 && l.inflight[0].seq >= l.durableNext,
+		"wal: refusing a group that is not the next",
+	)
 	l.nextSeq = l.inflight[0].seq
 	for _, w := range append(l.inflight, l.staged...) {
 		l.answer(w.token, 0, ErrNoSpace)

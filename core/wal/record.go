@@ -12,7 +12,7 @@ import (
 const (
 	formatV1         = 1                 // the only record format so far
 	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
-	bodyFixedBytes   = 34                // seq, timestamp, incarnation, partition, topic length, key length
+	bodyFixedBytes   = 34                // seq, time, incarnation, partition, topic and key lengths
 	noKey            = 0xFFFFFFFF
 )
 

@@ -127,7 +127,10 @@ func (l *Log) onCheckpointSynced(res disk.Result) {
 // acknowledged group would sit behind bytes a machine crash turns into a torn record
 // (walsim seed 20 under issue 11's process crashes).
 func (l *Log) readCheckpoint() {
-	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Device: true, Name: l.checkpointName(), Len: checkpointFileBytes})
+	l.issue(
+		purposeRecover,
+		disk.Op{Kind: disk.KindReadAt, Device: true, Name: l.checkpointName(), Len: checkpointFileBytes},
+	)
 }
 
 func (l *Log) onCheckpointRead(res disk.Result) {
@@ -175,7 +178,16 @@ func (l *Log) readSegment() {
 	if rc.toEOF {
 		rc.want = int(l.cfg.SegmentBytesMax) + FrameBytesMax
 	}
-	l.issue(purposeRecover, disk.Op{Kind: disk.KindReadAt, Device: true, Name: rc.segs[rc.segIdx].name, Off: rc.off, Len: rc.want})
+	l.issue(
+		purposeRecover,
+		disk.Op{
+			Kind:   disk.KindReadAt,
+			Device: true,
+			Name:   rc.segs[rc.segIdx].name,
+			Off:    rc.off,
+			Len:    rc.want,
+		},
+	)
 }
 
 func (l *Log) nextSegment(size int64) {

@@ -34,47 +34,11 @@ func (l *Log) onSegmentRead(res disk.Result) {
 		if errors.Is(err, errShort) && !atEOF {
 			break // the frame continues past this read: read on from its start
 		}
-		abs := rc.off + int64(p)
-		if abs != rc.damageOff {
-			rc.damageOff, rc.retries = abs, 0
-		}
-		if rc.retries < l.cfg.ReadRetriesMax {
-			rc.retries++ // row R5: damage may be a corrupted read; read it again
-			rc.off = abs
-			l.readSegment()
+		next, goOn := l.pastDamage(data, p, atEOF, err)
+		if !goOn {
 			return
 		}
-		if !atEOF {
-			rc.off, rc.toEOF = abs, true // need the rest of the file to look for a resync
-			l.readSegment()
-			return
-		}
-		found := int64(-1)
-		if q := findResync(data, p+1, rc.minSeq()); q >= 0 {
-			found = rc.off + int64(q)
-		}
-		decided, at := rc.confirmResync(abs, found, ResyncConfirmReads)
-		if !decided {
-			rc.off = abs // read the rest of the segment again from the damage
-			l.readSegment()
-			return
-		}
-		if at >= 0 {
-			q := int(at - rc.off)
-			rc.note(fmt.Sprintf("R6 %s@%d fails its check and valid frames follow: skip %d bytes", seg.name, abs, q-p))
-			rc.corrupt++
-			p = q
-			if mutSkipAfterTorn { // the bug: the first valid frame after the damage is lost
-				if _, n, err := DecodeFrame(data[p:]); err == nil {
-					p += n
-				}
-			}
-			continue
-		}
-		rc.note(fmt.Sprintf("R7 %s@%d torn tail (%v): truncate", seg.name, abs, err))
-		rc.truncs = append(rc.truncs, segment{name: seg.name, size: abs})
-		l.nextSegment(abs)
-		return
+		p = next
 	}
 	if atEOF {
 		rc.note(fmt.Sprintf("R8 %s clean end at %d", seg.name, rc.off+int64(len(data))))
@@ -194,4 +158,53 @@ func (l *Log) completeRecovery() {
 	l.rec = nil
 	l.state = stateReady
 	l.maybeCompact()
+}
+
+// pastDamage applies rows R5 to R7 to the damage at data[p:]. It returns where the scan
+// goes on (past the damage, R6), or false when it has asked for the next read or ended
+// the segment (R5, R7).
+func (l *Log) pastDamage(data []byte, p int, atEOF bool, err error) (int, bool) {
+	rc := l.rec
+	seg := rc.segs[rc.segIdx]
+	abs := rc.off + int64(p)
+	if abs != rc.damageOff {
+		rc.damageOff, rc.retries = abs, 0
+	}
+	if rc.retries < l.cfg.ReadRetriesMax {
+		rc.retries++ // row R5: damage may be a corrupted read; read it again
+		rc.off = abs
+		l.readSegment()
+		return 0, false
+	}
+	if !atEOF {
+		rc.off, rc.toEOF = abs, true // need the rest of the file to look for a resync
+		l.readSegment()
+		return 0, false
+	}
+	found := int64(-1)
+	if q := findResync(data, p+1, rc.minSeq()); q >= 0 {
+		found = rc.off + int64(q)
+	}
+	decided, at := rc.confirmResync(abs, found, ResyncConfirmReads)
+	if !decided {
+		rc.off = abs // read the rest of the segment again from the damage
+		l.readSegment()
+		return 0, false
+	}
+	if at < 0 {
+		rc.note(fmt.Sprintf("R7 %s@%d torn tail (%v): truncate", seg.name, abs, err))
+		rc.truncs = append(rc.truncs, segment{name: seg.name, size: abs})
+		l.nextSegment(abs)
+		return 0, false
+	}
+	q := int(at - rc.off)
+	rc.note(fmt.Sprintf("R6 %s@%d fails its check and valid frames follow: skip %d bytes",
+		seg.name, abs, q-p))
+	rc.corrupt++
+	if mutSkipAfterTorn { // the bug: the first valid frame after the damage is lost
+		if _, n, err := DecodeFrame(data[q:]); err == nil {
+			q += n
+		}
+	}
+	return q, true
 }

@@ -114,18 +114,24 @@ func (AckResponse) Kind() Kind { return KindAckResponse }
 func validTopic(t string) bool { return len(t) > 0 && len(t) <= TopicBytesMax }
 
 func (m ConsumeRequest) valid() bool {
-	return len(m.Actor) <= ActorBytesMax && validTopic(m.Topic) && m.Max >= 1 && m.Max <= ConsumeMessagesMax && m.WaitNs >= 0 &&
-		m.Partition >= -1 && m.Partition <= 0xFFFFFFFF && (!m.HasOffset || m.Partition >= 0) && (m.HasOffset || m.Offset == 0)
+	return len(m.Actor) <= ActorBytesMax && validTopic(m.Topic) &&
+		m.Max >= 1 && m.Max <= ConsumeMessagesMax && m.WaitNs >= 0 &&
+		m.Partition >= -1 && m.Partition <= 0xFFFFFFFF &&
+		(!m.HasOffset || m.Partition >= 0) &&
+		(m.HasOffset || m.Offset == 0)
 }
 
 func (m ConsumeResponse) valid() bool {
-	if m.Status == 0 || m.Status >= statusEnd || len(m.Reason) > ReasonBytesMax || len(m.Messages) > ConsumeMessagesMax {
+	if m.Status == 0 || m.Status >= statusEnd || len(m.Reason) > ReasonBytesMax ||
+		len(m.Messages) > ConsumeMessagesMax {
 		return false
 	}
 	size := 0
 	for _, d := range m.Messages {
 		size += len(d.Key) + len(d.Payload)
-		if len(d.Key) > KeyBytesMax || (!d.HasKey && len(d.Key) > 0) || len(d.Payload) > PayloadBytesMax || len(d.Handle) > HandleBytesMax {
+		if len(d.Key) > KeyBytesMax || (!d.HasKey && len(d.Key) > 0) ||
+			len(d.Payload) > PayloadBytesMax ||
+			len(d.Handle) > HandleBytesMax {
 			return false
 		}
 	}
@@ -133,7 +139,8 @@ func (m ConsumeResponse) valid() bool {
 }
 
 func (m AckRequest) valid() bool {
-	if len(m.Actor) > ActorBytesMax || !validTopic(m.Topic) || m.Mode > 2 || len(m.Handles) == 0 || len(m.Handles) > ConsumeMessagesMax {
+	if len(m.Actor) > ActorBytesMax || !validTopic(m.Topic) || m.Mode > 2 || len(m.Handles) == 0 ||
+		len(m.Handles) > ConsumeMessagesMax {
 		return false
 	}
 	for _, h := range m.Handles {
@@ -145,7 +152,8 @@ func (m AckRequest) valid() bool {
 }
 
 func (m AckResponse) valid() bool {
-	if m.Status == 0 || m.Status >= statusEnd || len(m.Reason) > ReasonBytesMax || len(m.Results) > ConsumeMessagesMax {
+	if m.Status == 0 || m.Status >= statusEnd || len(m.Reason) > ReasonBytesMax ||
+		len(m.Results) > ConsumeMessagesMax {
 		return false
 	}
 	for _, r := range m.Results {

@@ -130,7 +130,13 @@ func (r *reader) statsResponse() StatsResponse {
 	}
 	m.Partitions = make([]PartitionStat, n)
 	for i := range m.Partitions {
-		m.Partitions[i] = PartitionStat{Index: r.u32(), HighWatermark: r.u64(), OldestOffset: r.u64(), SizeBytes: r.u64(), InFlight: r.u32()}
+		m.Partitions[i] = PartitionStat{
+			Index:         r.u32(),
+			HighWatermark: r.u64(),
+			OldestOffset:  r.u64(),
+			SizeBytes:     r.u64(),
+			InFlight:      r.u32(),
+		}
 	}
 	r.readFailed(m.Partitions)
 	return m

@@ -98,7 +98,7 @@ const (
 	CodeRetry                           // nothing was committed; the sender retries later
 	CodeIncarnation                     // the topic incarnation is not current here
 	CodeNotOwner                        // this node does not own the partition
-	CodePartitionFailed                 // the partition failed here (until its reopen): nothing was committed
+	CodePartitionFailed                 // the partition failed here (until it reopens); none committed
 	codeEnd
 )
 
@@ -172,11 +172,13 @@ func Encode(dst []byte, m Message) ([]byte, error) {
 func validate(m Message) error {
 	switch m := m.(type) {
 	case CommitRequest:
-		if len(m.Topic) == 0 || len(m.Topic) > TopicBytesMax || len(m.Records) == 0 || len(m.Records) > CommitRecordsMax {
+		if len(m.Topic) == 0 || len(m.Topic) > TopicBytesMax || len(m.Records) == 0 ||
+			len(m.Records) > CommitRecordsMax {
 			return ErrInvalid
 		}
 		for _, r := range m.Records {
-			if len(r.Key) > KeyBytesMax || (!r.HasKey && len(r.Key) > 0) || len(r.Payload) == 0 || len(r.Payload) > PayloadBytesMax {
+			if len(r.Key) > KeyBytesMax || (!r.HasKey && len(r.Key) > 0) || len(r.Payload) == 0 ||
+				len(r.Payload) > PayloadBytesMax {
 				return ErrInvalid
 			}
 		}

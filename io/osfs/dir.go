@@ -82,7 +82,7 @@ func (h *handle) closeFiles() error {
 		h.f = nil
 	}
 	if h.direct != nil {
-		h.direct.Close()
+		_ = h.direct.Close() // a read-only descriptor: its close reports nothing of the data
 		h.direct = nil
 	}
 	return err
@@ -180,7 +180,7 @@ func (d *Dir) Create(name string) error {
 			h.mu.Unlock()
 			return mapErr(err)
 		}
-		h.closeFiles() // the old descriptors; their inode is either this file or replaced
+		_ = h.closeFiles() // the old descriptors; their inode is either this file or replaced
 		h.f = f
 		h.poisoned.Store(false)
 		h.mu.Unlock()
@@ -302,7 +302,7 @@ func (d *Dir) Rename(from, to string) error {
 		}
 		err = os.Rename(d.full(kf), d.full(kt))
 		if err == nil {
-			ht.closeFiles() // the replaced file's descriptors
+			_ = ht.closeFiles() // the replaced file's descriptors
 			ht.f, hf.f = hf.f, nil
 			ht.direct, hf.direct = hf.direct, nil
 			ht.poisoned.Store(hf.poisoned.Load())
@@ -339,7 +339,7 @@ func (d *Dir) Remove(name string) error {
 		err = os.Remove(d.full(key))
 		// Keep the handle (and a poisoned mark) if the file may still be there.
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			h.closeFiles()
+			_ = h.closeFiles() // the file is removed: nothing of it is read again
 		}
 		if h.f == nil {
 			d.drop(key, h)
@@ -472,7 +472,7 @@ func (d *Dir) acquire(name string) (*handle, error) {
 // drop marks h dead and removes it from the cache. The caller holds h.mu exclusively and
 // has closed h.f.
 func (d *Dir) drop(key string, h *handle) {
-	h.closeFiles()
+	_ = h.closeFiles() // the caller closed h.f: only the read descriptor is left
 	h.dead = true
 	d.mu.Lock()
 	if d.files[key] == h {

@@ -50,7 +50,7 @@ func (t *Transport) acceptAuth(conn *quic.Conn) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: no auth stream: %v", ErrAuth, err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }() // the auth stream: its answer is read or failed
 	_ = st.SetDeadline(time.Now().Add(AuthTimeout))
 	id, err := checkProof(conn, t.cfg.Secret, st, roleDialer)
 	if err != nil {
@@ -119,7 +119,7 @@ func (t *Transport) dialAuth(ctx context.Context, conn *quic.Conn, id uint64) er
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }() // the auth stream: its answer is read or failed
 	_ = st.SetDeadline(time.Now().Add(AuthTimeout))
 	p, err := proof(conn, t.cfg.Secret, t.cfg.NodeID, roleDialer)
 	if err != nil {

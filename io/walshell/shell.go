@@ -54,7 +54,7 @@ func Open(root string, cfg wal.Config) (*Shell, *wal.Recovery, error) {
 	<-s.recovered // closed on recovery or on failure, whichever comes first
 	if s.recovery == nil {
 		err := s.failed
-		s.Close()
+		_ = s.Close() // the recovery failure is the error to report
 		return nil, nil, err
 	}
 	return s, s.recovery, nil

@@ -179,7 +179,7 @@ func (u *run) produce(i, c int) {
 		u.m.nextID++
 		ids[j] = u.m.nextID
 		rest := make([]byte, u.r.Intn(u.o.PayloadMax+1))
-		u.r.Read(rest)
+		_, _ = u.r.Read(rest) // a seeded generator never fails
 		p := invariants.MessagePayload(ids[j], rest)
 		s := &sent{topic: name, pin: -1, payload: p, node: i, callNs: u.s.Now()}
 		switch roll := u.r.Intn(100); {
