@@ -14,39 +14,35 @@ import "fmt"
 // CatchUpRetryNs is the wait before a failed catch-up barrier is asked again.
 const CatchUpRetryNs = 500_000_000
 
-// barrierOfStart is the metastore barrier token of the catch-up (the dispatcher's tokens
-// are small counters, the forwards' carry barrierOfForward).
-const barrierOfStart = 1 << 62
-
 // catchUp asks for the catch-up barrier when it is due.
 func (n *Node) catchUp(nowNs int64) {
-	if n.caughtUp || n.catchUpAsked || nowNs < n.catchUpRetryNs {
+	if n.catchup.done || n.catchup.asked || nowNs < n.catchup.retryNs {
 		return
 	}
-	n.catchUpRetryNs = 0 // due: no deadline is left behind while no leader is known
+	n.catchup.retryNs = 0 // due: no deadline is left behind while no leader is known
 	if !n.metaReady || n.meta.LeaderID() == 0 {
 		return // asked on a later collect, once a leader is known
 	}
-	n.catchUpAsked = true
-	n.meta.Barrier(nowNs, barrierOfStart) // the metastore answers every barrier, in time or not
+	n.catchup.asked = true
+	n.meta.Barrier(nowNs, n.inflight.add(entry{purpose: forCatchUp})) // answered in time or not
 }
 
 // onCatchUpBarrier records the answer to the catch-up barrier.
 func (n *Node) onCatchUpBarrier(nowNs int64, err error) {
-	n.catchUpAsked = false
+	n.catchup.asked = false
 	if err != nil {
-		n.catchUpRetryNs = nowNs + CatchUpRetryNs
+		n.catchup.retryNs = nowNs + CatchUpRetryNs
 		return
 	}
-	n.caughtUp = true
+	n.catchup.done = true
 }
 
 // catchUpDeadline is when a failed catch-up barrier is asked again.
 func (n *Node) catchUpDeadline() (int64, bool) {
-	if n.caughtUp || n.catchUpAsked || n.catchUpRetryNs == 0 {
+	if n.catchup.done || n.catchup.asked || n.catchup.retryNs == 0 {
 		return 0, false
 	}
-	return n.catchUpRetryNs, true
+	return n.catchup.retryNs, true
 }
 
 // Readiness is nil when the node is ready in the sense of /readyz: it serves requests
@@ -55,7 +51,7 @@ func (n *Node) Readiness() error {
 	if err := n.IsReady(); err != nil {
 		return err
 	}
-	if !n.caughtUp && !(mutReadyEarly && n.meta.CaughtUp()) {
+	if !n.catchup.done && !(mutReadyEarly && n.meta.CaughtUp()) {
 		return fmt.Errorf("%w: the metastore replica is catching up with the leader", ErrNotReady)
 	}
 	return nil
@@ -63,3 +59,10 @@ func (n *Node) Readiness() error {
 
 // MetastoreApplied is the raft index the local metastore replica has applied.
 func (n *Node) MetastoreApplied() uint64 { return n.meta.AppliedIndex() }
+
+// catchUpState is the catch-up barrier's progress.
+type catchUpState struct {
+	done    bool  // the replica caught up once: for good
+	asked   bool  // a barrier is in flight
+	retryNs int64 // when a failed barrier is asked again (0: not due)
+}

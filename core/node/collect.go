@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/dispatch"
 )
 
@@ -55,13 +56,17 @@ func (n *Node) collectMeta(nowNs int64) bool {
 		n.onProposeDone(nowNs, d)
 	}
 	for _, b := range rd.Barriers {
-		switch {
-		case b.Token == barrierOfStart:
+		switch n.inflight.purposeOf(b.Token) {
+		case forCatchUp:
+			n.inflight.take(b.Token, forCatchUp)
 			n.onCatchUpBarrier(nowNs, b.Err)
-		case b.Token&barrierOfForward != 0:
+		case forForwardBarrier:
 			n.onForwardBarrier(b.Token, b.Err)
-		case n.disp != nil:
-			n.disp.BarrierDone(nowNs, b.Token, b.Err)
+		case forDispatchBarrier:
+			e, _ := n.inflight.take(b.Token, forDispatchBarrier)
+			n.disp.BarrierDone(nowNs, e.dispTok, b.Err)
+		default:
+			assert.That(false, "node: a metastore barrier answer for no barrier in flight")
 		}
 	}
 	if n.metaReady && n.meta.AppliedIndex() != n.seenApplied {
@@ -107,7 +112,7 @@ func (n *Node) collectDispatch(nowNs int64) bool {
 		n.routeCommit(nowNs, c)
 	}
 	for _, tok := range rd.Barriers {
-		n.meta.Barrier(nowNs, tok)
+		n.meta.Barrier(nowNs, n.inflight.add(entry{purpose: forDispatchBarrier, dispTok: tok}))
 	}
 	if rd.Checkpoint != 0 {
 		n.wal.SetCheckpoint(nowNs, rd.Checkpoint)

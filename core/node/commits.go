@@ -2,9 +2,9 @@ package node
 
 import (
 	"errors"
-	"maps"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -30,7 +30,6 @@ type commitJob struct {
 
 // remoteCommit is a dispatcher commit sent to a peer.
 type remoteCommit struct {
-	owner  uint64
 	dispID uint64
 	sentNs int64
 }
@@ -75,18 +74,14 @@ func entriesOf(recs []wal.Record) []plog.Entry {
 	return es
 }
 
-// sendCommit asks owner to commit c. Request ids start at a random base drawn per
-// process, so an answer meant for an earlier process of this node matches nothing.
+// sendCommit asks owner to commit c (inflight.go: its id is a peer request's).
 func (n *Node) sendCommit(nowNs int64, owner uint64, c dispatch.Commit) {
-	if n.remoteBase == 0 {
-		n.remoteBase = n.rand.Uint64() >> 1
-	}
-	id := n.remoteBase + c.ID
+	id := n.peerID(entry{purpose: forRemoteCommit, peer: owner,
+		remote: remoteCommit{dispID: c.ID, sentNs: nowNs}})
 	recs := make([]wire.Record, len(c.Records))
 	for i, r := range c.Records {
 		recs[i] = wire.Record{HasKey: r.HasKey, Key: r.Key, Payload: r.Payload}
 	}
-	n.remote[id] = remoteCommit{owner: owner, dispID: c.ID, sentNs: nowNs}
 	n.send(
 		owner,
 		wire.CommitRequest{
@@ -144,11 +139,11 @@ func (n *Node) startQueued(nowNs int64, p *partition) bool {
 			entries = append(entries, j.entries...)
 		}
 	}
-	n.commitTk++
-	n.partCommits++
-	n.commitJobs += uint64(len(jobs))
-	p.inflight, p.commitTok, p.commitAt = jobs, n.commitTk, nowNs
-	p.log.Commit(nowNs, n.commitTk, entries)
+	n.counts.partCommits++
+	n.counts.commitJobs += uint64(len(jobs))
+	id := n.inflight.add(entry{purpose: forCommit, part: p.key})
+	p.inflight, p.commitTok, p.commitAt = jobs, id, nowNs
+	p.log.Commit(nowNs, id, entries)
 	return true
 }
 
@@ -158,6 +153,33 @@ func jobBytes(j commitJob) int {
 		n += len(e.Key) + len(e.Payload)
 	}
 	return n
+}
+
+// onCommitDone: the records are durable and verified (or not). Visibility moves with the
+// high-watermark; waiting consumers are woken.
+func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
+	jobs := p.inflight
+	assert.That(
+		jobs != nil && c.Token == p.commitTok,
+		"node: a commit answer with no commit in flight",
+	)
+	e, ok := n.inflight.take(c.Token, forCommit)
+	assert.That(ok && e.part == p.key, "node: a commit answer from another partition's log")
+	p.inflight, p.commitTok = nil, 0
+	n.counts.commitLatency.Observe(nowNs - p.commitAt)
+	if c.Err == nil {
+		p.leases.SetHighWatermark(p.log.HighWatermark())
+		p.failures = 0
+	}
+	base := c.BaseOffset
+	for _, job := range jobs { // each job's records, in order, from the commit's base
+		done := plog.CommitDone{Token: c.Token, BaseOffset: base, Count: len(job.entries), Err: c.Err}
+		base += uint64(len(job.entries))
+		n.finishCommit(nowNs, job, done, c.Err)
+	}
+	if c.Err == nil {
+		n.wakeConsumers(nowNs, p)
+	}
 }
 
 // finishCommit answers a commit job: to a synchronous produce, the dispatcher, or the
@@ -221,15 +243,12 @@ func (n *Node) onCommitRequest(nowNs int64, from uint64, m wire.CommitRequest) {
 
 // onCommitResponse takes the owner's answer to a commit this node sent.
 func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse) {
-	rc, ok := n.remote[m.ID]
+	id, ok := n.inflight.peerEntry(m.ID, forRemoteCommit, from)
 	if !ok {
-		n.answered(nowNs, from, m.ID, m) // a synchronous produce's commit, if any
+		n.answered(nowNs, from, m.ID, m) // a synchronous produce's commit (a call), if any
 		return
 	}
-	if rc.owner != from {
-		return // a duplicate, or an answer meant for an earlier process
-	}
-	delete(n.remote, m.ID)
+	e, _ := n.inflight.take(id, forRemoteCommit)
 	var err error
 	switch m.Code {
 	case wire.CodeOK:
@@ -241,42 +260,27 @@ func (n *Node) onCommitResponse(nowNs int64, from uint64, m wire.CommitResponse)
 		err = errRemoteRetry
 	}
 	if n.disp != nil {
-		n.disp.CommitDone(nowNs, rc.dispID, err)
+		n.disp.CommitDone(nowNs, e.remote.dispID, err)
 	}
 }
 
-// peerRequestMemoryMinNs: a peer's request id is remembered at least this long
-// (and twice the commit timeout), past any late copy the network may still deliver.
-const peerRequestMemoryMinNs = 10_000_000_000
-
-// seenRequest reports whether a request of this kind and id from peer from arrived
-// before, and remembers it: the network may deliver a request twice, and serving the copy
-// would commit its records twice (or lease records nobody receives, or answer an ack
-// "gone" after its first copy settled it). A sender never reuses an id (a retry is a new
-// request), so the copy needs no answer of its own.
-func (n *Node) seenRequest(nowNs int64, from uint64, kind wire.Kind, id uint64) bool {
-	k := [3]uint64{from, uint64(kind), id}
-	if _, ok := n.peerRequests[k]; ok {
-		return true
+// failRemote fails the remote commit with wireID sent to owner, if it is still open: the
+// dispatcher backs off and sends its records again. An id that is not a dispatcher
+// commit's may be a synchronous produce's (a call).
+func (n *Node) failRemote(nowNs int64, wireID, owner uint64) {
+	id, ok := n.inflight.peerEntry(wireID, forRemoteCommit, owner)
+	if !ok {
+		n.failCall(nowNs, wireID, owner)
+		return
 	}
-	n.peerRequests[k] = nowNs
-	return false
+	e, _ := n.inflight.take(id, forRemoteCommit)
+	n.remoteFailed(nowNs, e.remote)
 }
 
-// forgetRemote drops commits sent long enough ago that the dispatcher has timed them
-// out and sent them again; a late answer to one then matches nothing. And it forgets
-// the peers' request ids past their memory.
-func (n *Node) forgetRemote(nowNs int64) {
-	memory := max(2*n.commitTimeout(), peerRequestMemoryMinNs)
-	for k, at := range n.peerRequests { //narad:unordered (deleting is order-free)
-		if nowNs-at > memory {
-			delete(n.peerRequests, k)
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
-		if nowNs-n.remote[id].sentNs > 2*n.commitTimeout() {
-			delete(n.remote, id)
-		}
+// remoteFailed hands a failed remote commit back to the dispatcher.
+func (n *Node) remoteFailed(nowNs int64, rc remoteCommit) {
+	if n.disp != nil {
+		n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
 	}
 }
 
@@ -286,67 +290,4 @@ func (n *Node) commitTimeout() int64 {
 		return t
 	}
 	return dispatch.DefaultCommitTimeoutNs
-}
-
-// hellosSent: a new process repeats its Hello with its first heartbeats (connections to
-// peers may not be up yet, and messages are best effort); a peer acts on the first.
-const hellosSent = 20
-
-// hello tells every other member and initial voter this process started, once the
-// metastore recovered: a peer then fails the commits it sent to this node's earlier
-// process at once instead of after the commit timeout (they are lost with it, or were
-// committed by it: sending them again is a duplicate at most, as after a timeout).
-func (n *Node) hello() {
-	if n.helloNonce == 0 {
-		n.helloNonce = n.rand.Uint64() | 1
-	}
-	ids := map[uint64]bool{}
-	for _, m := range n.meta.Members() {
-		ids[m.ID] = true
-	}
-	for _, v := range n.cfg.Meta.Voters {
-		ids[v] = true
-	}
-	delete(ids, n.meta.ID())
-	for _, id := range slices.Sorted(maps.Keys(ids)) {
-		n.send(id, wire.Hello{From: n.meta.ID(), Nonce: n.helloNonce})
-	}
-}
-
-// onHello fails the commits and calls this node sent to an earlier process of the peer
-// (a new nonce: a duplicated or late Hello changes nothing).
-func (n *Node) onHello(nowNs int64, from uint64, m wire.Hello) {
-	if m.From != from || n.peerNonce[from] == m.Nonce {
-		return
-	}
-	n.peerNonce[from] = m.Nonce
-	n.failPeer(nowNs, from)
-}
-
-// failPeer fails every call and remote commit sent to peer and not answered yet.
-func (n *Node) failPeer(nowNs int64, peer uint64) {
-	n.failCalls(nowNs, peer)
-	for _, id := range slices.Sorted(maps.Keys(n.remote)) {
-		if n.remote[id].owner == peer {
-			n.failRemote(nowNs, id, peer)
-		}
-	}
-}
-
-// failRemote fails the remote commit with request id sent to owner, if it is still
-// open: the dispatcher backs off and sends its records again. An id that is not a
-// dispatcher commit may be a synchronous produce's (a call).
-func (n *Node) failRemote(nowNs int64, id, owner uint64) {
-	rc, ok := n.remote[id]
-	if !ok {
-		n.failCall(nowNs, id, owner)
-		return
-	}
-	if rc.owner != owner {
-		return
-	}
-	delete(n.remote, id)
-	if n.disp != nil {
-		n.disp.CommitDone(nowNs, rc.dispID, errRemoteRetry)
-	}
 }

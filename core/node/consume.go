@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -191,20 +192,21 @@ func (n *Node) readLeased(nowNs int64, op *consumeOp) {
 }
 
 func (n *Node) read(nowNs int64, p *partition, op *consumeOp, idx int, offset uint64) {
-	n.nextTk++
-	n.readOps[n.nextTk] = readRef{op: op, idx: idx, part: p.key}
-	p.log.Read(nowNs, n.nextTk, offset, 1)
+	id := n.inflight.add(entry{purpose: forRead, read: readRef{op: op, idx: idx, part: p.key}})
+	p.log.Read(nowNs, id, offset, 1)
 }
 
 // onReadDone fills one message; the consume is answered when its last read is back. A
 // leased record that cannot be read is released (it stays deliverable) and left out.
 func (n *Node) onReadDone(nowNs int64, p *partition, r plog.ReadDone) {
-	ref, ok := n.readOps[r.Token]
+	e, ok := n.inflight.take(r.Token, forRead)
 	if !ok {
 		return
 	}
-	delete(n.readOps, r.Token)
+	ref := e.read
 	op := ref.op
+	assert.That(op.readsLeft > 0 && ref.idx < len(op.msgs),
+		"node: a read answer for a consume not reading")
 	op.readsLeft--
 	m := &op.msgs[ref.idx]
 	switch {

@@ -27,6 +27,19 @@
 // dispatcher's checkpoint goes to the WAL. Disk ops of all machines share one id space:
 // the node renames each op and routes its completion back.
 //
+// # Operations in flight
+//
+// Everything else the node waits for is one entry of one table (inflight.go), under one
+// id, with a typed purpose: a produced record in the WAL, a write or a barrier in the
+// metastore (a client's, a follower's, a forward's, the dispatcher's, the catch-up's), a
+// partition log read or commit, a request the node made of itself, and a request to a
+// peer (a call, or a dispatcher commit sent to its owner; sent with the id plus a base
+// drawn per process). An answer is routed by looking its id up, and an id answered as
+// another purpose is an assertion failure. Entries end in three places only: their
+// answer, expireInFlight (a call's deadline, a remote commit's memory) and failPeer (a
+// peer restarted or its connection ended). The flows read top to bottom, each in its
+// file: produce.go and producesync.go, consume.go, commits.go, forward.go, calls.go.
+//
 // # Requests
 //
 // Produce resolves the partition from the local replica only (pin, FNV-1a of the key, or
@@ -50,7 +63,7 @@
 // owner; a consume of any partition to this node's partitions and every other live owner
 // at once, answered by the first with records (records leased for an answer already
 // given are released at once); an ack to the owners its handles name. Peer requests are
-// calls with ids and deadlines (calls.go).
+// calls with ids and deadlines (calls.go); Hellos and duplicate requests, hello.go.
 //
 // Partitions are opened lazily, on their first commit, consume or stats request; work
 // that arrives while one recovers waits for it.

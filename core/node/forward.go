@@ -18,10 +18,6 @@ import (
 // ForwardTimeoutNs bounds the wait for the leader's answer to a forwarded write.
 const ForwardTimeoutNs = 10_000_000_000
 
-// barrierOfForward marks the metastore barrier tokens of forwards (the dispatcher's
-// tokens are small counters and never have this bit).
-const barrierOfForward = 1 << 63
-
 // forwardOp is a forwarded topic write the leader applied, waiting for the local barrier.
 type forwardOp struct {
 	token uint64 // the client's
@@ -61,9 +57,8 @@ func (n *Node) onProposeRequest(nowNs int64, from uint64, m wire.ProposeRequest)
 		n.send(from, wire.ProposeResponse{ID: m.ID, Code: wire.ProposeNotLeader})
 		return
 	}
-	n.nextTk++
-	n.peerProposals[n.nextTk] = peerProposal{from: from, id: m.ID}
-	n.meta.Propose(nowNs, n.nextTk, cmd)
+	id := n.inflight.add(entry{purpose: forPeerProposal, proposal: peerProposal{from: from, id: m.ID}})
+	n.meta.Propose(nowNs, id, cmd)
 }
 
 // answerPeerProposal sends the outcome of a follower's write back to it.
@@ -116,10 +111,8 @@ func (n *Node) onForwarded(nowNs int64, f forwardOp, m wire.Message) {
 	case r.Code != wire.ProposeOK:
 		n.respond(Response{Token: f.token, Err: forwardError(r)})
 	default:
-		n.nextFwd++
-		tok := barrierOfForward | n.nextFwd
-		n.fwdBarriers[tok] = f
-		n.meta.Barrier(nowNs, tok) // the metastore answers every barrier, in time or not
+		id := n.inflight.add(entry{purpose: forForwardBarrier, forward: f})
+		n.meta.Barrier(nowNs, id) // the metastore answers every barrier, in time or not
 	}
 }
 
@@ -147,11 +140,11 @@ func forwardError(m wire.ProposeResponse) error {
 
 // onForwardBarrier answers a forwarded write once the local replica applied it.
 func (n *Node) onForwardBarrier(token uint64, err error) {
-	f, ok := n.fwdBarriers[token]
+	e, ok := n.inflight.take(token, forForwardBarrier)
 	if !ok {
 		return
 	}
-	delete(n.fwdBarriers, token)
+	f := e.forward
 	if err != nil {
 		n.respond(
 			Response{

@@ -6,7 +6,6 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
-	"github.com/narad/narad/core/reclaim"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 )
@@ -75,48 +74,24 @@ type Node struct {
 
 	ops      map[uint64]opRoute
 	nextOpID uint64
+	inflight inflightTable // every operation in flight with a machine or a peer (inflight.go)
 
 	parts    map[partKey]*partition
 	partKeys []partKey // sorted: the order of every pass over partitions
 
-	produces                map[uint64]*produceOp // client token -> produce in progress
-	syncInFlight            int                   // synchronous produces waiting (producesync.go)
-	walTokens               map[uint64]walAppend  // WAL token -> the record and its produce
-	nextWALTk               uint64
-	rr                      map[string]uint32 // round-robin cursor per topic
-	consumes                map[uint64]*consumeOp
-	topicOps                map[uint64]uint64  // metastore token -> client token
-	rootRetryAtNs           int64              // bootstrapRoot's next try (users.go)
-	caughtUp, catchUpAsked  bool               // the catch-up barrier (catchup.go)
-	reclaim                 *reclaim.Reclaimer // deleted incarnations' files (reclaim.go)
-	seenDeletes             uint64             // the replica's deletes the reclaimer was asked for
-	reclaimStarted          bool
-	reclaimDeferred         bool               // a dead directory was left for ops in flight
-	catchUpRetryNs          int64              // when a failed catch-up barrier is asked again
-	readOps                 map[uint64]readRef // plog read token -> consume waiting for it
-	nextTk                  uint64
-	nextHeartbeatNs         int64
-	commitTk                uint64                  // partition log commit tokens
-	partCommits, commitJobs uint64                  // partition log commits, and the jobs they carried
-	remote                  map[uint64]remoteCommit // request id -> a commit sent to a peer
-	remoteBase              uint64                  // this process's first request id
-	fwdBarriers             map[uint64]forwardOp    // barrier token -> a forwarded write, applied
-	nextFwd                 uint64                  // forward barrier tokens
-	peerProposals           map[uint64]peerProposal // metastore token -> a follower's write
-	seenApplied             uint64                  // the metastore index topics were synced at
-	helloNonce              uint64                  // this process's, sent in its Hellos
-	hellos                  uint64                  // Hellos sent so far (hellosSent at most)
-	peerNonce               map[uint64]uint64       // peer -> the nonce of its last Hello
-	peerRequests            map[[3]uint64]int64     // (peer, kind, request id) -> when it arrived
-	calls                   map[uint64]*peerCall    // call id -> a request to a peer
-	callBase, nextCall      uint64
-	internals               map[uint64]func(int64, Response) // internal token -> continuation
-	internalDone            []Response
-	nextInternal            uint64
+	produces     map[uint64]*produceOp // client token -> produce in progress
+	syncInFlight int                   // synchronous produces waiting (producesync.go)
+	rr           map[string]uint32     // round-robin cursor per topic
+	consumes     map[uint64]*consumeOp
+	internalDone []Response // internal requests' Responses, for their continuations
 
-	commitLatency Histogram
-	// Partitions that failed alone, and their reopens (poison.go).
-	partFailures, partReopens uint64
+	catchup         catchUpState // catchup.go
+	reclaim         reclaimState // reclaim.go
+	peers           peerState    // hello.go
+	counts          nodeCounts   // stats.go
+	rootRetryAtNs   int64        // bootstrapRoot's next try (users.go)
+	nextHeartbeatNs int64
+	seenApplied     uint64 // the metastore index topics were synced at
 }
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
@@ -125,16 +100,12 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		cfg: cfg, rand: rand,
 		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
-		produces: map[uint64]*produceOp{}, walTokens: map[uint64]walAppend{},
-		remote: map[uint64]remoteCommit{},
-		rr:     map[string]uint32{}, consumes: map[uint64]*consumeOp{},
-		topicOps: map[uint64]uint64{}, readOps: map[uint64]readRef{},
-		fwdBarriers: map[uint64]forwardOp{}, peerProposals: map[uint64]peerProposal{},
-		calls: map[uint64]*peerCall{}, internals: map[uint64]func(int64, Response){},
-		peerNonce: map[uint64]uint64{}, peerRequests: map[[3]uint64]int64{},
-		commitLatency: newHistogram(),
+		produces: map[uint64]*produceOp{}, inflight: newInflightTable(),
+		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
+		peers:  peerState{nonce: map[uint64]uint64{}, requests: map[[3]uint64]int64{}},
+		counts: nodeCounts{commitLatency: newHistogram()},
 	}
-	n.reclaim = n.newReclaimer()
+	n.reclaim.Reclaimer = n.newReclaimer()
 	return n
 }
 
@@ -251,7 +222,7 @@ func (n *Node) Tick(nowNs int64) {
 	n.wal.Tick(nowNs)
 	n.meta.Tick(nowNs)
 	n.heartbeat(nowNs)
-	n.forgetRemote(nowNs)
+	n.forgetPeerRequests(nowNs)
 	if n.disp != nil {
 		n.disp.Tick(nowNs)
 	}
@@ -261,7 +232,7 @@ func (n *Node) Tick(nowNs int64) {
 		p.leases.Tick(nowNs)
 	}
 	n.expireConsumes(nowNs)
-	n.expireCalls(nowNs)
+	n.expireInFlight(nowNs)
 	n.reclaim.Tick(nowNs)
 	n.collect(nowNs)
 }
@@ -290,7 +261,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 		take(p.leases.NextDeadline())
 	}
 	take(n.consumeDeadline())
-	take(n.callDeadline())
+	take(n.inflight.nextDeadline())
 	return at, at != 0
 }
 

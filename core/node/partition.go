@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
@@ -34,7 +33,7 @@ type partition struct {
 	logReady    bool
 	leasesReady bool
 	inflight    []commitJob // the jobs of the commit in flight (one log commit), nil when none
-	commitTok   uint64      // its token with the log
+	commitTok   uint64      // its id in the in-flight table (inflight.go)
 	commitAt    int64       // when it started
 	queued      []commitJob // commits waiting for recovery or for the one in flight
 	consumers   []uint64    // consume tokens waiting for records here
@@ -136,29 +135,4 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 		n.wakeConsumers(nowNs, p)
 	}
 	return moved
-}
-
-// onCommitDone: the records are durable and verified (or not). Visibility moves with the
-// high-watermark; waiting consumers are woken.
-func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
-	jobs := p.inflight
-	assert.That(
-		jobs != nil && c.Token == p.commitTok,
-		"node: a commit answer with no commit in flight",
-	)
-	p.inflight, p.commitTok = nil, 0
-	n.commitLatency.Observe(nowNs - p.commitAt)
-	if c.Err == nil {
-		p.leases.SetHighWatermark(p.log.HighWatermark())
-		p.failures = 0
-	}
-	base := c.BaseOffset
-	for _, job := range jobs { // each job's records, in order, from the commit's base
-		done := plog.CommitDone{Token: c.Token, BaseOffset: base, Count: len(job.entries), Err: c.Err}
-		base += uint64(len(job.entries))
-		n.finishCommit(nowNs, job, done, c.Err)
-	}
-	if c.Err == nil {
-		n.wakeConsumers(nowNs, p)
-	}
 }

@@ -89,8 +89,8 @@ func (n *Node) heartbeat(nowNs int64) {
 		return
 	}
 	n.nextHeartbeatNs = nowNs + n.heartbeatInterval()
-	if n.hellos < hellosSent {
-		n.hellos++
+	if n.peers.hellos < hellosSent {
+		n.peers.hellos++
 		n.hello()
 	}
 	self := n.meta.ID()

@@ -52,7 +52,7 @@ func (n *Node) poisonPartition(nowNs int64, p *partition, err error) {
 	p.failed = err
 	p.failures++
 	p.reopenAt = nowNs + reopenDelay(p.failures)
-	n.partFailures++
+	n.counts.partFailures++
 }
 
 // partitionFailure reports whether err answers a commit refused by a failed partition.
@@ -91,7 +91,7 @@ func (n *Node) maybeReopen(nowNs int64, p *partition) bool {
 	p.failed, p.reopenDue, p.logReady, p.leasesReady = nil, false, false, false
 	end := p.log.HighWatermark() // the verified prefix: recovery cuts what lies past it
 	p.log, p.leases = n.newPartitionMachines(t, p.key, &end)
-	n.partReopens++
+	n.counts.partReopens++
 	if n.cfg.OnPartitionReopen != nil {
 		n.cfg.OnPartitionReopen(p.key.topicID, p.key.index)
 	}
@@ -102,12 +102,7 @@ func (n *Node) maybeReopen(nowNs int64, p *partition) bool {
 
 // readsPendingFor reports whether a consume waits for a read of partition k.
 func (n *Node) readsPendingFor(k partKey) bool {
-	for _, ref := range n.readOps { //narad:unordered (any match)
-		if ref.part == k {
-			return true
-		}
-	}
-	return false
+	return n.inflight.any(forRead, func(e *entry) bool { return e.read.part == k })
 }
 
 // reopenDeadline is the earliest reopen of a failed partition not yet due (one due and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/wal"
 )
@@ -75,9 +76,7 @@ func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMe
 	n.produces[token] = &produceOp{remaining: len(recs)}
 	tokens := make([]uint64, len(recs))
 	for i, r := range recs {
-		n.nextWALTk++
-		tokens[i] = n.nextWALTk
-		n.walTokens[n.nextWALTk] = walAppend{client: token, rec: r}
+		tokens[i] = n.inflight.add(entry{purpose: forWALAppend, wal: walAppend{client: token, rec: r}})
 	}
 	n.wal.AppendBatch(nowNs, tokens, recs) // one group commit for the whole batch
 
@@ -133,16 +132,17 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 // onAppendDone: a record is durable (or failed). A durable record goes to the
 // dispatcher; the produce is answered when its last record is.
 func (n *Node) onAppendDone(nowNs int64, d wal.AppendDone) {
-	wa, ok := n.walTokens[d.Token]
+	e, ok := n.inflight.take(d.Token, forWALAppend)
 	if !ok {
 		return
 	}
-	delete(n.walTokens, d.Token)
+	wa := e.wal
 	if d.Err == nil {
 		wa.rec.Seq = d.Seq
 		n.disp.Add(nowNs, wa.rec)
 	}
 	op := n.produces[wa.client]
+	assert.That(op != nil && op.remaining > 0, "node: a WAL answer for a produce already answered")
 	op.remaining--
 	switch {
 	case d.Err == nil:

@@ -34,7 +34,7 @@ func (n *Node) deadPartitionDir(_, name string) bool {
 		return false
 	}
 	if n.opsInFlightFor(k) {
-		n.reclaimDeferred = true // a pass follows the last completion (onDroppedDone)
+		n.reclaim.deferred = true // a pass follows the last completion (onDroppedDone)
 		return false
 	}
 	return true
@@ -55,8 +55,8 @@ func (n *Node) opsInFlightFor(k partKey) bool {
 // onDroppedDone: an op of a dropped partition completed; a directory the reclaimer put
 // off for it may be free now.
 func (n *Node) onDroppedDone(nowNs int64) {
-	if n.reclaimDeferred {
-		n.reclaimDeferred = false
+	if n.reclaim.deferred {
+		n.reclaim.deferred = false
 		n.reclaim.Request(nowNs)
 	}
 }
@@ -81,8 +81,8 @@ func (n *Node) noteDeletes(nowNs int64) {
 	if !n.metaReady {
 		return
 	}
-	if d := n.meta.TopicDeletes(); d != n.seenDeletes || !n.reclaimStarted {
-		n.seenDeletes, n.reclaimStarted = d, true
+	if d := n.meta.TopicDeletes(); d != n.reclaim.seenDeletes || !n.reclaim.started {
+		n.reclaim.seenDeletes, n.reclaim.started = d, true
 		n.reclaim.Request(nowNs)
 	}
 }
@@ -104,3 +104,11 @@ func (n *Node) IncarnationHeld(id uint64) bool {
 
 // IncarnationDeleted reports whether the local replica deleted incarnation id for good.
 func (n *Node) IncarnationDeleted(id uint64) bool { return n.meta.Deleted(id) }
+
+// reclaimState is the reclaimer and its progress.
+type reclaimState struct {
+	*reclaim.Reclaimer
+	seenDeletes uint64 // the replica's deletes the reclaimer was asked for
+	started     bool
+	deferred    bool // a dead directory was left for ops in flight
+}

@@ -107,7 +107,7 @@ func (n *Node) groupAnswer(nowNs int64, g *consumeGroup, from uint64, msgs []Mes
 func (n *Node) dropParked(tok uint64) {
 	if op := n.consumes[tok]; op != nil && op.parked {
 		delete(n.consumes, tok)
-		delete(n.internals, tok)
+		n.inflight.take(tok, forInternal)
 	}
 }
 

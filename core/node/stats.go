@@ -64,11 +64,11 @@ type Stats struct {
 func (n *Node) Stats() Stats {
 	s := Stats{
 		WAL:               n.wal.Stats(),
-		CommitLatency:     n.commitLatency.clone(),
-		PartitionCommits:  n.partCommits,
-		CommitJobs:        n.commitJobs,
-		PartitionFailures: n.partFailures,
-		PartitionReopens:  n.partReopens,
+		CommitLatency:     n.counts.commitLatency.clone(),
+		PartitionCommits:  n.counts.partCommits,
+		CommitJobs:        n.counts.commitJobs,
+		PartitionFailures: n.counts.partFailures,
+		PartitionReopens:  n.counts.partReopens,
 	}
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
@@ -97,4 +97,11 @@ func statsHighWatermark(p *partition) uint64 {
 		}
 	}
 	return hw
+}
+
+// nodeCounts are the node's counters for Stats and /metrics.
+type nodeCounts struct {
+	partCommits, commitJobs   uint64 // partition log commits, and the jobs they carried
+	partFailures, partReopens uint64 // partitions that failed alone, and their reopens (poison.go)
+	commitLatency             Histogram
 }

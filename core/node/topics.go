@@ -54,6 +54,7 @@ func (n *Node) DeleteTopicAs(nowNs int64, token uint64, actor, name string) {
 
 func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 	defer n.collect(nowNs)
+	n.checkToken(token)
 	if err := n.IsReady(); err != nil {
 		n.respond(Response{Token: token, Err: err})
 		return
@@ -62,23 +63,21 @@ func (n *Node) propose(nowNs int64, token uint64, cmd meta.Command) {
 		n.forward(nowNs, token, leader, cmd)
 		return
 	}
-	n.nextTk++
-	n.topicOps[n.nextTk] = token
-	n.meta.Propose(nowNs, n.nextTk, cmd)
+	n.meta.Propose(nowNs, n.inflight.add(entry{purpose: forProposal, client: token}), cmd)
 }
 
 // onProposeDone answers the client and brings the partitions in line with the topic.
 func (n *Node) onProposeDone(nowNs int64, d meta.ProposeDone) {
-	if pp, ok := n.peerProposals[d.Token]; ok {
-		delete(n.peerProposals, d.Token)
-		n.answerPeerProposal(pp, d.Err)
+	if n.inflight.purposeOf(d.Token) == forPeerProposal {
+		e, _ := n.inflight.take(d.Token, forPeerProposal)
+		n.answerPeerProposal(e.proposal, d.Err)
 		return
 	}
-	token, ok := n.topicOps[d.Token]
+	e, ok := n.inflight.take(d.Token, forProposal)
 	if !ok {
 		return
 	}
-	delete(n.topicOps, d.Token)
+	token := e.client
 	if d.Err != nil {
 		n.respond(Response{Token: token, Err: metaError(d.Err)})
 		return
@@ -124,6 +123,9 @@ func (n *Node) dropDeletedPartitions() {
 				n.respond(Response{Token: tok, Err: ErrTopicNotFound})
 			}
 		}
+		if p.inflight != nil { // its log's answer never comes: the commit ends here
+			n.inflight.take(p.commitTok, forCommit)
+		}
 		for _, job := range p.inflight {
 			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
 		}
@@ -138,16 +140,10 @@ func (n *Node) dropDeletedPartitions() {
 // abandonReads answers the consumes waiting for reads of a dropped partition: those reads
 // complete into nothing, so the consumes would otherwise wait forever.
 func (n *Node) abandonReads(pk partKey) {
-	var toks []uint64
-	for tok, ref := range n.readOps { //narad:sorted
-		if ref.op.topic.ID == pk.topicID {
-			toks = append(toks, tok)
-		}
-	}
-	slices.Sort(toks)
-	for _, tok := range toks {
-		op := n.readOps[tok].op
-		delete(n.readOps, tok)
+	ofTopic := func(e *entry) bool { return e.read.op.topic.ID == pk.topicID }
+	for _, id := range n.inflight.ids(forRead, ofTopic) {
+		e, _ := n.inflight.take(id, forRead)
+		op := e.read.op
 		if _, waiting := n.consumes[op.token]; waiting {
 			delete(n.consumes, op.token)
 			n.respond(Response{Token: op.token, Err: ErrTopicNotFound})
@@ -272,6 +268,7 @@ func (n *Node) ListTopics(nowNs int64, token uint64, limit int, after string) {
 // readyTopic looks up a topic for a client request; when the node is not ready or the
 // topic does not exist it answers the request and returns false.
 func (n *Node) readyTopic(token uint64, name string) (meta.Topic, bool) {
+	n.checkToken(token)
 	if err := n.IsReady(); err != nil {
 		n.respond(Response{Token: token, Err: err})
 		return meta.Topic{}, false
