@@ -3,6 +3,8 @@ package disk
 import (
 	"errors"
 	"fmt"
+
+	"github.com/narad/narad/core/assert"
 )
 
 // Kind names one file-system operation.
@@ -186,7 +188,7 @@ func Apply(fs FS, op Op) Result {
 	case KindRemoveDir:
 		r.Err = fs.RemoveDir(op.Name)
 	default:
-		panic(fmt.Sprintf("disk: unknown op kind %d", op.Kind))
+		assert.Failf("disk: unknown op kind %d", op.Kind)
 	}
 	return r
 }

@@ -124,7 +124,7 @@ func (s *Store) onReadyStep(res disk.Result) {
 		s.phase = phaseVerify
 		s.startReadBack(purposeReady, s.path(LogFile), s.logSize, s.rdFrame)
 	default:
-		panic("meta: invariant broken: ready completion while not persisting")
+		assert.Fail("meta: ready completion while not persisting")
 	}
 }
 

@@ -66,7 +66,7 @@ func (s *Store) recoverStep(res disk.Result) {
 	case recReadSnap, recReadLog:
 		s.onRead(res)
 	default:
-		panic("meta: invariant broken: recovery op in phase " + fmt.Sprint(s.rec.phase))
+		assert.Failf("meta: recovery op in phase %v", s.rec.phase)
 	}
 }
 

@@ -91,7 +91,7 @@ func (s *Store) onSnapshotStep(res disk.Result) {
 		s.snapIndex = sn.Index
 		s.startRewrite()
 	default:
-		panic("meta: invariant broken: unexpected snapshot step " + res.Kind.String())
+		assert.Failf("meta: unexpected snapshot step %v", res.Kind)
 	}
 }
 
@@ -172,6 +172,6 @@ func (s *Store) onRewriteStep(nowNs int64, res disk.Result) {
 			s.drive()
 		}
 	default:
-		panic("meta: invariant broken: unexpected rewrite step " + res.Kind.String())
+		assert.Failf("meta: unexpected rewrite step %v", res.Kind)
 	}
 }

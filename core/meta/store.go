@@ -422,7 +422,12 @@ func (discardLogger) Info(...any)               {}
 func (discardLogger) Infof(string, ...any)      {}
 func (discardLogger) Warning(...any)            {}
 func (discardLogger) Warningf(string, ...any)   {}
-func (discardLogger) Fatal(v ...any)            { panic("raft: " + fmt.Sprint(v...)) }
-func (discardLogger) Fatalf(f string, v ...any) { panic("raft: " + fmt.Sprintf(f, v...)) }
-func (discardLogger) Panic(v ...any)            { panic("raft: " + fmt.Sprint(v...)) }
-func (discardLogger) Panicf(f string, v ...any) { panic("raft: " + fmt.Sprintf(f, v...)) }
+func (discardLogger) Fatal(v ...any)            { raftPanic(fmt.Sprint(v...)) }
+func (discardLogger) Fatalf(f string, v ...any) { raftPanic(fmt.Sprintf(f, v...)) }
+func (discardLogger) Panic(v ...any)            { raftPanic(fmt.Sprint(v...)) }
+func (discardLogger) Panicf(f string, v ...any) { raftPanic(fmt.Sprintf(f, v...)) }
+
+// raftPanic is raft's own assertion failing: its logger contract is to panic.
+func raftPanic(msg string) {
+	panic("raft: " + msg) //narad:panic
+}

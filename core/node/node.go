@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
@@ -190,7 +191,7 @@ func (n *Node) issue(c component, pk partKey, ops []disk.Op) {
 func (n *Node) DiskDone(nowNs int64, res disk.Result) {
 	r, ok := n.ops[res.ID]
 	if !ok {
-		panic(fmt.Sprintf("node: completion of unknown op %d", res.ID))
+		assert.Failf("node: completion of unknown op %d", res.ID)
 	}
 	delete(n.ops, res.ID)
 	res.ID = r.innerID

@@ -101,7 +101,7 @@ func BatchBytes(entries []Entry) (int, error) {
 func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byte {
 	n, err := BatchBytes(entries)
 	if err != nil {
-		panic("plog: AppendBatch beyond the limits: " + err.Error())
+		assert.Failf("plog: AppendBatch beyond the limits: %v", err)
 	}
 	start := len(dst)
 	dst, body := frame.Append(dst, formatV1, n-frameHeaderBytes) // every body byte is written below

@@ -52,9 +52,7 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.Dir == "" {
-		panic("plog: Config.Dir is required")
-	}
+	assert.That(c.Dir != "", "plog: Config.Dir is required")
 	if c.SegmentBytesMax <= 0 {
 		c.SegmentBytesMax = DefaultSegmentBytesMax
 	}

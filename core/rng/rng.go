@@ -1,6 +1,10 @@
 package rng
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/narad/narad/core/assert"
+)
 
 // Rand is a SplitMix64 generator. It is not safe for concurrent use; the core is
 // single-threaded, and each simulated component gets its own stream via Fork.
@@ -22,9 +26,7 @@ func (r *Rand) Uint64() uint64 {
 
 // Intn returns a uniform value in [0, n). It panics if n <= 0.
 func (r *Rand) Intn(n int) int {
-	if n <= 0 {
-		panic("rng: Intn with n <= 0")
-	}
+	assert.That(n > 0, "rng: Intn with n <= 0")
 	// Lemire's multiply-shift with rejection keeps the result unbiased.
 	bound := uint64(n)
 	for {
@@ -38,9 +40,7 @@ func (r *Rand) Intn(n int) int {
 
 // Range returns a uniform value in [lo, hi]. It panics if hi < lo.
 func (r *Rand) Range(lo, hi int) int {
-	if hi < lo {
-		panic("rng: Range with hi < lo")
-	}
+	assert.That(hi >= lo, "rng: Range with hi < lo")
 	return lo + r.Intn(hi-lo+1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/frame"
 )
 
@@ -72,7 +73,7 @@ func (r *Record) FrameBytes() int {
 // The record must be valid (see Validate); an invalid one is a programmer error.
 func AppendFrame(dst []byte, r *Record) []byte {
 	if err := r.Validate(); err != nil {
-		panic("wal: AppendFrame of an invalid record: " + err.Error())
+		assert.Failf("wal: AppendFrame of an invalid record: %v", err)
 	}
 	start := len(dst)
 	dst, body := frame.Append(dst, formatV1, r.FrameBytes()-frameHeaderBytes)

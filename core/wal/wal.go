@@ -113,7 +113,7 @@ func (l *Log) Step(nowNs int64, ev Event) {
 	case CheckpointEvent:
 		l.SetCheckpoint(nowNs, e.Seq)
 	default:
-		panic(fmt.Sprintf("wal: unknown event %T", ev))
+		assert.Failf("wal: unknown event %T", ev)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package stylecheck enforces the measurable rules of ../shared/STYLE.md that no stock
 // linter in `make lint` covers: functions under FuncLinesMax lines (point 10), files of at
 // most FileLinesMax lines (point 10), core lines of at most LineColumnsMax columns, and one
-// invariant helper (point 4: core/assert, no private assert in a core package). Its test
-// runs it over the module; `make lint` runs errcheck, staticcheck and vet beside it.
+// invariant helper (point 4: core/assert; in a core package no private assert and no panic
+// call but on a line marked //narad:panic, as raft's logger contract asks). Its test runs
+// it over the module; `make lint` runs errcheck, staticcheck and vet beside it.
 package stylecheck
 
 import (
@@ -96,6 +97,21 @@ func CheckFile(rel string, src []byte) []Violation {
 		if core && fd.Recv == nil && fd.Name.Name == "assert" {
 			add(line, "a private assert helper: state invariants with core/assert.That")
 		}
+	}
+	if core && !test && !strings.HasPrefix(rel, "core/assert/") {
+		ast.Inspect(f, func(x ast.Node) bool {
+			call, ok := x.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, isIdent := call.Fun.(*ast.Ident); isIdent && id.Name == "panic" {
+				line := fset.Position(call.Pos()).Line
+				if !strings.Contains(lines[line-1], "//narad:panic") {
+					add(line, "a panic: state the invariant with core/assert")
+				}
+			}
+			return true
+		})
 	}
 	return vs
 }

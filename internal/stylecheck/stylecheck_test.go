@@ -39,6 +39,9 @@ func TestEveryRuleBites(t *testing.T) {
 		{"long file", "sim/a_test.go", long, "file of 701 lines"},
 		{"private assert", "core/x/a.go", "package p\n\nfunc assert(ok bool) {}\n", "private assert"},
 		{"assert outside core", "sim/a.go", "package p\n\nfunc assert(ok bool) {}\n", ""},
+		{"core panic", "core/x/a.go", "package p\n\nfunc f() { panic(1) }\n", "a panic"},
+		{"marked core panic", "core/x/a.go", "package p\n\nfunc f() { panic(1) } //narad:panic\n", ""},
+		{"panic in core/assert", "core/assert/a.go", "package p\n\nfunc f() { panic(1) }\n", ""},
 		{"broken source", "io/a.go", "package p\nfunc {", "does not parse"},
 	}
 	for _, c := range cases {
