@@ -292,6 +292,16 @@ func (d *testDaemon) getTopic(name string) topicJSON {
 	return tp
 }
 
+// produceCommitted produces n messages "<prefix>-<i>" to topic and waits until they are
+// committed.
+func (d *testDaemon) produceCommitted(topic, prefix string, n int) {
+	d.t.Helper()
+	for i := range n {
+		d.produce(http.StatusAccepted, topic, "", fmt.Appendf(nil, "%s-%d", prefix, i))
+	}
+	d.waitCommitted(topic, uint64(n))
+}
+
 // waitCommitted waits until the topic's partitions hold total records in all (commits
 // to the partition logs follow the 202 asynchronously).
 func (d *testDaemon) waitCommitted(topic string, total uint64) {

@@ -206,10 +206,7 @@ func testExpiredLease(d *testDaemon) {
 func testBatchAck(d *testDaemon) {
 	t := d.t
 	d.createTopic(`{"name":"ba","partitions":1}`)
-	for i := range 3 {
-		d.produce(http.StatusAccepted, "ba", "", fmt.Appendf(nil, "ba-%d", i))
-	}
-	d.waitCommitted("ba", 3)
+	d.produceCommitted("ba", "ba", 3)
 	ms := d.consumeMany("ba", "max=3")
 	if len(ms) != 3 {
 		t.Fatalf("consumed %d of 3", len(ms))

@@ -179,10 +179,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	d := startDaemon(t, dir, nil, nil)
 	d.createTopic(`{"name":"s","partitions":1}`)
-	for i := range 3 {
-		d.produce(http.StatusAccepted, "s", "", fmt.Appendf(nil, "s-%d", i))
-	}
-	d.waitCommitted("s", 3)
+	d.produceCommitted("s", "s", 3)
 	ms := d.consumeMany("s", "max=2")
 	if len(ms) != 2 {
 		t.Fatalf("consumed %d of 2", len(ms))

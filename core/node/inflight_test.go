@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,22 +54,10 @@ func TestInflightTable(t *testing.T) {
 				live = append(live, id)
 			}
 		}
-		if got := tab.ids(forRead, nil); !equalIDs(got, live) {
+		if got := tab.ids(forRead, nil); !slices.Equal(got, live) {
 			t.Fatalf("ids(forRead) = %x, filed in order %x", got, live)
 		}
 	})
-}
-
-func equalIDs(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTakeAsAnotherPurposePanics: an answer routed to an entry of another purpose is a

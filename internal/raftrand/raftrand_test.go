@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"math/big"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestWithReplacesAndRestoresTheReader(t *testing.T) {
 		return out
 	}
 	a, b := draw(), draw()
-	if len(a) != 4 || !slicesEqual(a, b) {
+	if len(a) != 4 || !slices.Equal(a, b) {
 		t.Fatalf("same stream, different draws: %v %v", a, b)
 	}
 	if rand.Reader != saved {
@@ -59,16 +60,4 @@ func TestWithSerializes(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-func slicesEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
