@@ -27,7 +27,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation \
 	narad_mut_poisonnode:./core/node:TestFailedPartitionStaysLocalAndReopens \
 	narad_mut_reopentail:./core/plog:TestReopenCutsFramesPastTheVerifiedEnd \
-	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack
+	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
+	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

@@ -79,6 +79,10 @@
 //	nospacefatal       wal        a write that finds no space fails the WAL (and    node     nospace
 //	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
+//	loststate          meta       a wiped member under its old id steps the         unit     (test)
+//	                              leader's heartbeat into raft, which panics
+//	                              (TestWipedMemberStopsAndTheClusterGoesOn; no
+//	                              simulator wipes a directory yet)
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
 // ignored and its appends answered). The group's device read-back now sees the pages the

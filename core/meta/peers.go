@@ -19,8 +19,34 @@ func (s *Store) Step(nowNs int64, m *raftpb.Message) {
 	if s.state != stateReady || m.GetTo() != s.cfg.ID || raft.IsLocalMsg(m.GetType()) {
 		return
 	}
+	if s.lostState(m) {
+		return
+	}
 	_ = s.rn.Step(m) // refused only for unknown peers' responses: dropped too
 	s.drive()
+}
+
+// lostState stops the replica when a leader's heartbeat names as committed an index past
+// the end of its log. A leader commits at most what this replica acknowledged as durable
+// (its match index), and a replica acknowledges only what it synced, so the replica lost
+// durable state: its directory was wiped or replaced under the same member id. etcd raft
+// would panic on the heartbeat ("tocommit out of range"); the node stops instead with a
+// reason that names the way back.
+func (s *Store) lostState(m *raftpb.Message) bool {
+	if mutLostState || m.GetType() != raftpb.MsgHeartbeat {
+		return false
+	}
+	if m.GetTerm() < s.rn.BasicStatus().GetTerm() {
+		return false // raft ignores a stale leader's heartbeat
+	}
+	last, err := s.ms.LastIndex()
+	if err != nil || m.GetCommit() <= last {
+		return false
+	}
+	s.fail(fmt.Errorf("%w: leader %d says index %d is committed here, this replica ends at %d; "+
+		"forget member %d, then join under a new id", ErrLostState, m.GetFrom(), m.GetCommit(),
+		last, s.cfg.ID))
+	return true
 }
 
 // ReportUnreachable tells raft a message to peer could not be delivered, so the leader

@@ -94,12 +94,10 @@ var (
 	ErrExists        = errors.New("meta: topic exists")    // 409
 	ErrNotFound      = errors.New("meta: topic not found") // 404
 	ErrTooManyTopics = errors.New("meta: too many topics") // the store holds TopicsMax
-	ErrNotLeader     = errors.New(
-		"meta: not the leader",
-	) // propose on the leader; also before recovery
-	ErrBusy = errors.New(
-		"meta: too many in flight",
-	) // ProposalsMax or BarriersMax reached; retry
+	// ErrNotLeader: propose on the leader; also answered before recovery.
+	ErrNotLeader = errors.New("meta: not the leader")
+	// ErrBusy: ProposalsMax or BarriersMax reached; retry.
+	ErrBusy = errors.New("meta: too many in flight")
 	// ErrTimeout: no answer within RequestTimeoutTicks. The command may still take effect.
 	ErrTimeout = errors.New("meta: timed out, outcome unknown")
 	// ErrFailed: the store hit an I/O error or a corrupt file and stopped; the node must
@@ -108,6 +106,12 @@ var (
 	// ErrCorrupt: a file or an entry fails its check in a way a crash cannot explain. It
 	// comes wrapped in ErrFailed.
 	ErrCorrupt = errors.New("meta: corrupt")
+	// ErrLostState: the leader holds as durable here entries this replica does not have:
+	// its data is gone (a wiped or replaced directory restarted under an old member id).
+	// Raft cannot go on with it (etcd raft would panic); the node stops with this reason,
+	// wrapped in ErrFailed, and the rest of the cluster is unaffected. The way back: forget
+	// the member, then join under a new id.
+	ErrLostState = errors.New("meta: this member's durable raft state is gone")
 )
 
 func invalid(format string, args ...any) error {

@@ -34,6 +34,10 @@ type cluster struct {
 
 	voters   []uint64
 	restarts int
+	// mayFail names the nodes whose failure the test expects: the node stops (it is cut
+	// off, as its exited process would be) and failed holds the reason.
+	mayFail  map[int]bool
+	failed   map[int]error
 	withRoot bool // each node's config carries a root hash of its own (rootHashOf)
 }
 
@@ -50,8 +54,9 @@ func newClusterOf(t *testing.T, n, v int) *cluster { return newClusterWith(t, n,
 
 // newClusterWith is newClusterOf whose nodes, withRoot, make the root user.
 func newClusterWith(t *testing.T, n, v int, withRoot bool) *cluster {
-	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{}, resps: map[uint64]node.Response{},
-		withRoot: withRoot}
+	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{},
+		resps: map[uint64]node.Response{}, withRoot: withRoot, mayFail: map[int]bool{},
+		failed: map[int]error{}}
 	var voters []uint64
 	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
@@ -108,8 +113,11 @@ func (c *cluster) settle() {
 				}
 				c.msgs = append(c.msgs, envelope{from: uint64(i + 1), out: m})
 			}
-			if rd.Failed != nil {
-				c.t.Fatalf("node %d failed: %v", i+1, rd.Failed)
+			if rd.Failed != nil && c.failed[i] == nil {
+				if !c.mayFail[i] {
+					c.t.Fatalf("node %d failed: %v", i+1, rd.Failed)
+				}
+				c.failed[i], c.cut[uint64(i+1)] = rd.Failed, true
 			}
 			if len(c.ops[i]) > 0 {
 				op := c.ops[i][0]

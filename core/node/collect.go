@@ -82,7 +82,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	n.catchUp(nowNs)
 	n.noteDeletes(nowNs)
 	if rd.Failed != nil {
-		n.fail(fmt.Errorf("%w: %v", ErrMetastoreFailed, rd.Failed))
+		n.fail(fmt.Errorf("%w: %w", ErrMetastoreFailed, rd.Failed))
 	}
 	return len(rd.Ops) > 0 || len(rd.Done) > 0 || len(rd.Barriers) > 0 || rd.Recovered != nil ||
 		rd.Failed != nil

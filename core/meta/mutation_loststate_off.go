@@ -1,0 +1,5 @@
+//go:build !narad_mut_loststate
+
+package meta
+
+const mutLostState = false
