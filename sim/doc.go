@@ -79,6 +79,8 @@
 //	nospacefatal       wal        a write that finds no space fails the WAL (and    node     nospace
 //	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
+//	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
+//	                              from one node keeps one voter)
 //	loststate          meta       a wiped member under its old id steps the         unit     (test)
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no

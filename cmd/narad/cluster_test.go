@@ -176,6 +176,7 @@ type membersJSON struct {
 		Addr   string `json:"addr"`
 		Status string `json:"status"`
 		Leader bool   `json:"leader"`
+		Voter  bool   `json:"voter"`
 		Owned  int    `json:"owned_partitions"`
 	} `json:"members"`
 }

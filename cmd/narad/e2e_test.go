@@ -50,7 +50,7 @@ func testOperations(d *testDaemon) {
 	}
 	d.expect(http.StatusNotFound, http.MethodGet, "/v1/nothing-here", nil, nil)
 	// The node joins the members once its metastore leads: wait for it, then see itself.
-	want := `{"members":[{"id":1,"addr":"` + d.addr + `","status":"alive","leader":true,"owned_partitions":`
+	want := `{"members":[{"id":1,"addr":"` + d.addr + `","status":"alive","leader":true,"voter":true,"owned_partitions":`
 	eventually(t, 5*time.Second, "the node listed as a member", func() bool {
 		r = d.expect(http.StatusOK, http.MethodGet, "/v1/cluster/members", nil, nil)
 		return strings.HasPrefix(string(r.body), want)

@@ -30,7 +30,9 @@ func (s *Store) Heartbeat(nowNs int64, id uint64, addr string) {
 //   - a node heard from that is not a member (or moved to another address) joins;
 //   - a dead member heard from within DeadAfterNs is marked alive;
 //   - a live member silent for DeadAfterNs is marked dead, but only after this replica
-//     has led for DeadAfterNs (the heartbeats went to its predecessor before).
+//     has led for DeadAfterNs (the heartbeats went to its predecessor before);
+//   - a live member not in the raft configuration is added as a learner, and live learners
+//     caught up with the log are made voters up to VotersTarget (promote.go).
 //
 // It proposes only once the leader has applied its whole durable log and an entry of its
 // term (its view of the members is current), at most one change per member at a time.
@@ -64,6 +66,7 @@ func (s *Store) control(nowNs int64) {
 			s.addLearner(id)
 		}
 	}
+	s.promote(st)
 }
 
 // inConf reports whether id is a voter or a learner of the raft configuration.

@@ -184,11 +184,13 @@ func (s *Store) apply(ents []*raftpb.Entry) bool {
 			var cc raftpb.ConfChange
 			if err = proto.Unmarshal(e.GetData(), &cc); err == nil {
 				s.confState = s.rn.ApplyConfChange(&cc)
+				s.confChangeDone()
 			}
 		case raftpb.EntryConfChangeV2:
 			var cc raftpb.ConfChangeV2
 			if err = proto.Unmarshal(e.GetData(), &cc); err == nil {
 				s.confState = s.rn.ApplyConfChange(&cc)
+				s.confChangeDone()
 			}
 		}
 		if err != nil {

@@ -224,6 +224,7 @@ type Store struct {
 	leaderSinceNs int64             // when this replica became leader, 0 when it is not
 	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
 	learnerUntil  map[uint64]uint64 // member -> tick until which its learner change is pending
+	promoteUntil  uint64            // tick until which a promotion is pending
 
 	job    *snapJob
 	rw     *rewriteJob

@@ -227,7 +227,8 @@ func TestThreeNodesFormACluster(t *testing.T) {
 	want := func(dead uint64) string {
 		var ms []node.MemberInfo
 		for id := uint64(1); id <= 3; id++ {
-			ms = append(ms, node.MemberInfo{ID: id, Addr: fmt.Sprintf("n%d:7942", id), Alive: id != dead, Leader: int(id) == l+1, OwnedPartitions: 0})
+			ms = append(ms, node.MemberInfo{ID: id, Addr: fmt.Sprintf("n%d:7942", id), Alive: id != dead, Leader: int(id) == l+1, Voter: true,
+				OwnedPartitions: 0})
 		}
 		return fmt.Sprint(ms)
 	}

@@ -52,3 +52,31 @@ func TestNodeJoinsAsLearner(t *testing.T) {
 		t.Fatalf("consumed %d of 4 through the joiner", got)
 	}
 }
+
+// A cluster grown from one node: the leader makes the two joiners voters (VotersTarget
+// is 3 for three members) in one joint change, and the metastore then survives the loss
+// of any one node, the first included.
+func TestClusterGrownFromOneNodeGetsThreeVoters(t *testing.T) {
+	c := newClusterOf(t, 3, 1)
+	c.advance(8_000_000_000)
+	r := c.do(0, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+	if r.Err != nil || len(r.Members) != 3 {
+		t.Fatalf("members: %+v", r)
+	}
+	for _, m := range r.Members {
+		if !m.Voter {
+			t.Fatalf("member %d is not a voter: %+v", m.ID, r.Members)
+		}
+	}
+	c.cut[1] = true // the first node, which led alone at the start
+	c.advance(5_000_000_000)
+	l := c.awaitLeader(10_000_000_000)
+	if l == 0 {
+		t.Fatalf("the cut node still leads")
+	}
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "after", Partitions: u32(1)})
+	}); r.Err != nil {
+		t.Fatalf("two of three voters refuse a write: %v", r.Err)
+	}
+}

@@ -1,13 +1,20 @@
 package node
 
+import "slices"
+
 // MemberInfo is one member as GET /v1/cluster/members shows it.
 type MemberInfo struct {
 	ID              uint64
 	Addr            string
 	Alive           bool
 	Leader          bool // the metastore's raft leader, as this replica knows
+	Voter           bool // a voter of the applied raft configuration (else a learner)
 	OwnedPartitions int
 }
+
+// Voters lists the voters of the local metastore replica's applied configuration (for
+// the simulators' checks), ascending.
+func (n *Node) Voters() []uint64 { return n.meta.Voters() }
 
 // ListMembers answers the members the local metastore replica holds, by id.
 func (n *Node) ListMembers(nowNs int64, token uint64) {
@@ -15,19 +22,12 @@ func (n *Node) ListMembers(nowNs int64, token uint64) {
 		n.respond(Response{Token: token, Err: err})
 		return
 	}
-	leader, owned := n.meta.LeaderID(), n.ownedPartitions()
+	leader, owned, voters := n.meta.LeaderID(), n.ownedPartitions(), n.meta.Voters()
 	var out []MemberInfo
 	for _, m := range n.meta.Members() {
-		out = append(
-			out,
-			MemberInfo{
-				ID:              m.ID,
-				Addr:            m.Addr,
-				Alive:           m.Alive,
-				Leader:          m.ID == leader,
-				OwnedPartitions: owned[m.ID],
-			},
-		)
+		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Alive: m.Alive,
+			Leader: m.ID == leader, Voter: slices.Contains(voters, m.ID),
+			OwnedPartitions: owned[m.ID]})
 	}
 	n.respond(Response{Token: token, Members: out})
 }

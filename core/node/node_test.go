@@ -242,7 +242,8 @@ func TestSingleNodeJoinsAndListsItself(t *testing.T) {
 	createTopic(t, h, "a", 3)
 	createTopic(t, h, "b", 2)
 	r := h.do(func(now int64, tok uint64) { h.n.ListMembers(now, tok) })
-	want := []node.MemberInfo{{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, OwnedPartitions: 5}}
+	want := []node.MemberInfo{{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, Voter: true,
+		OwnedPartitions: 5}}
 	if r.Err != nil || !slices.Equal(r.Members, want) {
 		t.Fatalf("members: %+v %v, want %+v", r.Members, r.Err, want)
 	}

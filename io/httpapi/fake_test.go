@@ -325,7 +325,7 @@ func (f *fakeBroker) Members(ctx context.Context) ([]node.MemberInfo, error) {
 		return nil, err
 	}
 	return []node.MemberInfo{
-		{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, OwnedPartitions: 3},
+		{ID: 1, Addr: "127.0.0.1:7942", Alive: true, Leader: true, Voter: true, OwnedPartitions: 3},
 		{ID: 2, Addr: "127.0.0.1:7943", Alive: false, OwnedPartitions: 0},
 	}, nil
 }

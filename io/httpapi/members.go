@@ -11,6 +11,7 @@ type memberJSON struct {
 	Addr            string `json:"addr"`
 	Status          string `json:"status"` // "alive" or "dead"
 	Leader          bool   `json:"leader"`
+	Voter           bool   `json:"voter"` // a raft voter of the metastore (else a learner)
 	OwnedPartitions int    `json:"owned_partitions"`
 }
 
@@ -34,7 +35,8 @@ func encodeMembers(ms []node.MemberInfo) membersJSON {
 		if m.Alive {
 			status = "alive"
 		}
-		out.Members[i] = memberJSON{ID: m.ID, Addr: m.Addr, Status: status, Leader: m.Leader, OwnedPartitions: m.OwnedPartitions}
+		out.Members[i] = memberJSON{ID: m.ID, Addr: m.Addr, Status: status, Leader: m.Leader,
+			Voter: m.Voter, OwnedPartitions: m.OwnedPartitions}
 	}
 	return out
 }

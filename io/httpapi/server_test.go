@@ -293,7 +293,7 @@ var topicCases = []endToEndCase{
 	{name: "topics/500 metastore", setup: failWith("CreateTopic", node.ErrMetastoreFailed), req: request{method: "POST", path: "/v1/topics", body: `{"name":"x"}`}, wantStatus: 500},
 	{name: "topics/200 list", req: request{method: "GET", path: "/v1/topics"}, wantStatus: 200, wantBody: `"next_page_token":""}`},
 	{name: "members/200", req: request{method: "GET", path: "/v1/cluster/members"}, wantStatus: 200,
-		wantBody: `={"members":[{"id":1,"addr":"127.0.0.1:7942","status":"alive","leader":true,"owned_partitions":3},{"id":2,"addr":"127.0.0.1:7943","status":"dead","leader":false,"owned_partitions":0}]}`},
+		wantBody: `={"members":[{"id":1,"addr":"127.0.0.1:7942","status":"alive","leader":true,"voter":true,"owned_partitions":3},{"id":2,"addr":"127.0.0.1:7943","status":"dead","leader":false,"voter":false,"owned_partitions":0}]}`},
 	{name: "members/503 not ready", setup: failWith("Members", node.ErrNotReady), req: request{method: "GET", path: "/v1/cluster/members"}, wantStatus: 503},
 	{name: "members/405 POST", req: request{method: "POST", path: "/v1/cluster/members"}, wantStatus: 405},
 	{name: "topics/400 list limit 0", req: request{method: "GET", path: "/v1/topics?limit=0"}, wantStatus: 400, wantBody: "limit"},

@@ -78,6 +78,9 @@
 //     NoSpaceProb): produces are refused (507, a definite refusal) until a write fits. The
 //     operator frees a device full for invariants.FullNsMax; a crash while the WAL's
 //     checkpoint writes found no space explains a second copy (redispatch-checkpoint-stalled).
+//   - voters (voters.go; Options.Nodes 1 in some seeds: a cluster grown from one node):
+//     after the heal every replica's raft configuration reaches meta.VotersTarget voters,
+//     all of them members, within VotersBoundNs.
 //
 // The crash schedule skips a crash while no up node follows an up metastore leader, so
 // that raft gets the time to elect one (a seed that never elects exercises nothing).

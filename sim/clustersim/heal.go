@@ -81,6 +81,7 @@ func (u *run) heal() {
 	u.stats.HealNs = u.s.Now() - start
 	u.awaitReclaimed()
 	u.awaitReopened()
+	u.awaitVoters()
 	if u.err != nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 // Options are everything a run depends on. Draw makes them from a seed.
 type Options struct {
 	Seed          uint64
-	Nodes         int // the metastore's initial voters: 3 or 5
+	Nodes         int // the metastore's initial voters: 3 or 5, or 1 (a cluster grown from one)
 	Joiners       int // further nodes, outside the initial voters: they join as learners
 	Steps         int // events in the fault phase
 	Producers     int
@@ -127,11 +127,21 @@ func Draw(seed uint64) Options {
 		o.StepGapNs, o.StepNs = [2]int64{ms(200, 1000), ms(1000, 4000)}, ms(5, 2000)
 	}
 	o.Net.SendFailProb, o.Net.ConnectMaxNs = pick(0, 0, 0.002, 0.02), ms(1, 1000) // sends failed at the sender
-	// Drawn last, so that the options above are those of a seed before users came.
+	drawLate(&o, r, ms)
+	return o
+}
+
+// drawLate draws the options that came last, in the order they came, so that a seed's
+// earlier options stay those it had before them.
+func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 	if r.Chance(0.7) {
 		o.Users, o.UserGapNs = true, [2]int64{ms(20, 200), ms(200, 1000)}
 	}
-	return o
+	// A cluster grown from one node, the others joining as learners that the leader must
+	// make voters (the voters check, voters.go).
+	if r.Chance(0.15) {
+		o.Joiners, o.Nodes = o.Joiners+o.Nodes-1, 1
+	}
 }
 
 func (o Options) String() string {

@@ -96,6 +96,7 @@ type Stats struct {
 	ReadyChecks, ReadyBehind                                     uint64 // first ready answers checked, of which after serving behind (readiness.go)
 	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
+	Promoted                                                     uint64 // learners the healed cluster made voters (voters.go)
 	NoSpaceRefused                                               uint64 // produces refused for a full WAL device (507)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64

@@ -53,6 +53,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"reclaim (dirs removed)": s.ReclaimChecks,
 		"poison (reopens)":       s.PartitionReopens,
 		"nospace (507s)":         s.NoSpaceRefused,
+		"voters (promoted)":      s.Promoted,
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !narad_mut_nopromote
+
+package meta
+
+const mutNoPromote = false

@@ -1,0 +1,103 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Learners become voters: a cluster grown from one node (or whose members joined after
+// the initial voters) gets the voters it needs to survive failures. The leader promotes
+// live learners that hold the log up to VotersTarget voters, all of them in one
+// configuration change (raft's joint consensus when more than one, left automatically),
+// so a cluster of one grows to three voters without a fragile step at two.
+
+// PromoteLagMax: a learner is promoted only when its log is within this many entries of
+// the leader's commit index (else the new configuration would wait for it to catch up
+// before committing anything).
+const PromoteLagMax = 64
+
+// VotersTarget is the number of voters a cluster of members members keeps: 5 from five
+// members on, 3 from three, else every member.
+func VotersTarget(members int) int {
+	switch {
+	case members >= 5:
+		return 5
+	case members >= 3:
+		return 3
+	}
+	return members
+}
+
+// ErrGuard answers a configuration change a guard refuses; the message names the guard.
+var ErrGuard = errors.New("meta: refused by a membership guard")
+
+// promote proposes the live, caught-up learners as voters, as many as the configuration
+// lacks (VotersTarget), in one change. One change is in flight at a time, tried again
+// after RequestTimeoutTicks.
+func (s *Store) promote(st raft.BasicStatus) {
+	voters := s.confState.GetVoters()
+	want := VotersTarget(len(s.sm.members)) - len(voters)
+	if mutNoPromote || want <= 0 || len(s.confState.GetVotersOutgoing()) > 0 ||
+		s.promoteUntil > s.ticks {
+		return
+	}
+	progress := s.rn.Status().Progress
+	var add []uint64
+	for _, id := range s.Learners() {
+		m, member := s.sm.members[id]
+		pr, known := progress[id]
+		if member && m.Alive && known && pr.Match+PromoteLagMax >= st.GetCommit() && len(add) < want {
+			add = append(add, id)
+		}
+	}
+	if len(add) == 0 || s.votersGuard(add) != nil {
+		return
+	}
+	cc := &raftpb.ConfChangeV2{}
+	for _, id := range add {
+		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
+			Type: raftpb.ConfChangeAddNode.Enum(), NodeId: new(id)})
+	}
+	if s.rn.ProposeConfChange(cc) == nil {
+		s.promoteUntil = s.ticks + RequestTimeoutTicks
+	}
+}
+
+// votersGuard refuses a change that makes the learners add voters unless the voters of
+// the new configuration that are healthy (members alive now, and this leader) form a
+// quorum of it: they must be able to commit the change and what follows.
+func (s *Store) votersGuard(add []uint64) error {
+	healthy := func(id uint64) bool {
+		m, ok := s.sm.members[id]
+		return ok && m.Alive || id == s.cfg.ID
+	}
+	return quorumGuard(s.confState.GetVoters(), add, healthy)
+}
+
+// quorumGuard is votersGuard's rule: the healthy voters of voters plus add are a quorum.
+func quorumGuard(voters, add []uint64, healthy func(uint64) bool) error {
+	next := append(slices.Clone(voters), add...)
+	n := 0
+	for _, id := range next {
+		if healthy(id) {
+			n++
+		}
+	}
+	if n < len(next)/2+1 {
+		return fmt.Errorf("%w: quorum: %d of the %d voters would be healthy", ErrGuard, n, len(next))
+	}
+	return nil
+}
+
+// confChangeDone lets the next configuration change go as soon as one is applied: raft
+// takes one at a time and turns one proposed meanwhile into an empty entry, so a learner
+// or a promotion proposed while another change was pending is proposed again now rather
+// than after RequestTimeoutTicks.
+func (s *Store) confChangeDone() {
+	s.promoteUntil = 0
+	clear(s.learnerUntil)
+}
