@@ -69,6 +69,9 @@ func (s *Store) control(nowNs int64) {
 	s.promote(st)
 }
 
+// InConf reports whether id is a voter or a learner of the applied raft configuration.
+func (s *Store) InConf(id uint64) bool { return s.inConf(id) }
+
 // inConf reports whether id is a voter or a learner of the raft configuration.
 func (s *Store) inConf(id uint64) bool {
 	return slices.Contains(s.confState.GetVoters(), id) ||

@@ -111,6 +111,12 @@ func (s *Store) Members() []Member {
 	return out
 }
 
+// IsMember reports whether id joined the members.
+func (s *Store) IsMember(id uint64) bool {
+	_, ok := s.sm.members[id]
+	return ok
+}
+
 // MemberDead reports whether id is a member that the controller marked dead (an id that
 // never joined is not dead: nothing says so).
 func (s *Store) MemberDead(id uint64) bool {

@@ -31,9 +31,7 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 			n.meta.Step(nowNs, &rm)
 		}
 	case wire.Heartbeat:
-		if m.From == from {
-			n.meta.Heartbeat(nowNs, m.From, m.Addr)
-		}
+		n.onHeartbeat(nowNs, from, m)
 	case wire.CommitRequest:
 		n.onCommitRequest(nowNs, from, m)
 	case wire.CommitResponse:
@@ -105,6 +103,24 @@ func (n *Node) heartbeat(nowNs int64) {
 		n.meta.Heartbeat(nowNs, self, n.cfg.Addr)
 	default:
 		n.send(leader, wire.Heartbeat{From: self, Addr: n.cfg.Addr})
+	}
+}
+
+// onHeartbeat records a peer's heartbeat for the metastore controller, and relays to
+// the leader the heartbeat of a node outside the raft configuration: such a node (a
+// joiner, not yet a learner) knows no leader and heartbeats the initial voters only, and
+// the leader may be none of them (a promoted learner, core/meta promote.go). The leader
+// takes a relayed heartbeat from a member, for a node outside the configuration.
+func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
+	switch {
+	case m.From == from:
+		n.meta.Heartbeat(nowNs, m.From, m.Addr)
+		leader := n.meta.LeaderID()
+		if leader != 0 && leader != n.meta.ID() && !n.meta.InConf(m.From) {
+			n.send(leader, m)
+		}
+	case n.meta.IsMember(from) && !n.meta.InConf(m.From):
+		n.meta.Heartbeat(nowNs, m.From, m.Addr)
 	}
 }
 
