@@ -81,6 +81,10 @@
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
 //	                              from one node keeps one voter)
+//	readctx            node       every process numbers its barriers alike: a late  unit     (test)
+//	                              read answer of an earlier process makes a new
+//	                              one ready behind the leader (cluster seed 966
+//	                              drew it once; TestLateReadAnswerOf…)
 //	loststate          meta       a wiped member under its old id steps the         unit     (test)
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no

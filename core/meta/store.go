@@ -30,6 +30,13 @@ type Config struct {
 	// DeadAfterNs: the leader marks a member dead after this long without a heartbeat;
 	// default DefaultDeadAfterNs.
 	DeadAfterNs int64
+	// ReadContextBase numbers this process's barriers (their raft read request contexts)
+	// from ReadContextBase+1. It must differ between the processes of a replica (the node
+	// layer draws it at random): the network may deliver the answer to an earlier
+	// process's read request after a restart, and raft hands it over as a ReadState
+	// whatever it is; with the same numbers it would confirm a barrier of this process at
+	// the earlier process's (lower) index.
+	ReadContextBase uint64
 }
 
 // Defaults and bounds.
@@ -238,6 +245,7 @@ func New(cfg Config) *Store {
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
 		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{}, learnerUntil: map[uint64]uint64{},
+		nextReadID: cfg.ReadContextBase,
 	}
 }
 

@@ -80,3 +80,66 @@ func TestRestartedFollowerReadyOnlyOnceCaughtUp(t *testing.T) {
 		t.Fatalf("ready at index %d, the leader applied %d", got, want)
 	}
 }
+
+// raftTypeTo reports whether body is a raft message of type typ to node id, and returns
+// it.
+func raftTypeTo(id uint64, typ raftpb.MessageType, to uint64, body []byte) bool {
+	if to != id {
+		return false
+	}
+	m, err := wire.Decode(body)
+	r, ok := m.(wire.Raft)
+	var rm raftpb.Message
+	return err == nil && ok && proto.Unmarshal(r.Data, &rm) == nil && rm.GetType() == typ
+}
+
+// A late answer to a read request of a node's earlier process must not confirm a
+// barrier of its new one: raft hands any MsgReadIndexResp over as a ReadState, and if
+// both processes numbered their barriers alike, the stale (lower) index would make the
+// restarted node ready behind the leader (cluster seed 966 of narad-sim).
+func TestLateReadAnswerOfAnEarlierProcessConfirmsNothing(t *testing.T) {
+	c := newCluster(t, 3)
+	l := c.awaitLeader(10_000_000_000)
+	f := (l + 1) % 3
+	id := uint64(f + 1)
+	var stale []envelope
+	c.drop = func(from, to uint64, body []byte) bool {
+		if raftTypeTo(id, raftpb.MsgReadIndexResp, to, body) {
+			stale = append(stale, envelope{from: from, out: node.Outbound{To: to, Body: body}})
+		}
+		return false
+	}
+	c.restart(f) // its catch-up barrier's answer is captured
+	c.advance(2_000_000_000)
+	if len(stale) == 0 {
+		t.Fatal("setup: no read index answer reached the follower")
+	}
+	entries := raftEntriesTo(id)
+	c.drop = func(from, to uint64, body []byte) bool { // nothing new reaches the follower
+		return entries(from, to, body) || raftTypeTo(id, raftpb.MsgReadIndexResp, to, body)
+	}
+	for i := range 5 {
+		if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+			nd.CreateTopic(now, tok, node.TopicSpec{Name: fmt.Sprintf("t%d", i), Partitions: u32(1)})
+		}); r.Err != nil {
+			t.Fatalf("create t%d: %v", i, r.Err)
+		}
+	}
+	c.restart(f)
+	c.advance(1_000_000_000) // it knows the leader and waits for its catch-up barrier
+	if err := c.nodes[f].IsReady(); err != nil {
+		t.Fatalf("setup: the restarted follower does not serve: %v", err)
+	}
+	for _, e := range stale { // the network delivers the earlier process's answer late
+		c.nodes[f].Receive(c.now, e.from, e.out.Body)
+	}
+	c.advance(100_000_000)
+	nd := c.nodes[f]
+	if behind, lead := nd.MetastoreApplied(), c.nodes[l].MetastoreApplied(); behind >= lead {
+		t.Fatalf("setup: the follower applied %d, the leader %d: it missed nothing", behind, lead)
+	}
+	if err := nd.Readiness(); err == nil {
+		t.Fatalf("ready at index %d behind the leader's %d on an earlier process's read answer",
+			nd.MetastoreApplied(), c.nodes[l].MetastoreApplied())
+	}
+}

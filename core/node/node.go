@@ -99,7 +99,7 @@ type Node struct {
 func New(cfg Config, rand *rng.Rand) *Node {
 	n := &Node{
 		cfg: cfg, rand: rand,
-		wal: wal.New(cfg.WAL), meta: meta.New(cfg.Meta),
+		wal: wal.New(cfg.WAL), meta: meta.New(metaConfig(cfg.Meta, rand)),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
 		produces: map[uint64]*produceOp{}, inflight: newInflightTable(),
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
@@ -108,6 +108,18 @@ func New(cfg Config, rand *rng.Rand) *Node {
 	}
 	n.reclaim.Reclaimer = n.newReclaimer()
 	return n
+}
+
+// metaConfig is the metastore's configuration for this process: its barriers numbered
+// from a random base (meta.Config.ReadContextBase) unless the caller chose one.
+func metaConfig(c meta.Config, rand *rng.Rand) meta.Config {
+	if c.ReadContextBase == 0 {
+		c.ReadContextBase = rand.Uint64() >> 1
+	}
+	if mutReadCtx {
+		c.ReadContextBase = 0
+	}
+	return c
 }
 
 // Ready is the node's output since the last call. Ops may all be carried out at once, in

@@ -62,6 +62,8 @@ var regressionSeedsWithUsers = map[uint64]string{
 	2006:   "same as 1240",
 	863617: "vacuous: both producers waited 20 s for synchronous produces whose owners' commits the network cuts held (a producer now gives up after produceWaitNs, as an HTTP client's timeout); and the admin moved on from a user whose create or restore was unanswered, leaving it cut off for seconds (the admin now retries that user until its change lands)",
 	1085:   "a false reclaim violation: a partition's own removal of its acks.snap.tmp was taken for the reclaimer's (the check now holds directory removals only)",
+	966:    "readiness: a restarted node was ready behind the leader: a late read answer meant for its earlier process (same barrier number) confirmed its catch-up barrier at a lower index (barriers are now numbered from a random base per process, meta.Config.ReadContextBase)",
+	443:    "voters: a joiner that knew only the first node never joined once a promoted learner led (a node outside the raft configuration has its heartbeats relayed to the leader)",
 }
 
 func TestRegressionSeedsWithUsers(t *testing.T) {

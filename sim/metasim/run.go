@@ -216,7 +216,8 @@ func (u *run) start(i int) {
 	u.epochs++
 	rep.epoch, rep.up, rep.tickAt, rep.pending = u.epochs, true, 0, map[uint64]string{}
 	rep.s = meta.New(meta.Config{ID: rep.id, Voters: u.ids, SnapshotEveryEntries: u.o.SnapshotEvery, DeadAfterNs: u.o.DeadAfterNs,
-		OnApply: func(index, term uint64) { u.onApply(i, index, term) }})
+		OnApply:         func(index, term uint64) { u.onApply(i, index, term) },
+		ReadContextBase: rep.epoch << 32}) // unique per process, as the node's random one
 	u.record('o', uint64(i), rep.epoch)
 	rep.s.Open(u.nowOf(rep))
 	u.drain(i)

@@ -1,0 +1,5 @@
+//go:build !narad_mut_readctx
+
+package node
+
+const mutReadCtx = false
