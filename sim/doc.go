@@ -70,12 +70,13 @@
 //	reclaimlive        node       the reclaimer removes any partition directory     cluster  reclaim
 //	                              not open (a live topic's not yet reopened)
 //	poisonnode         node       a partition's failure fails the whole node        cluster  poison
-//	noreopen           node       a failed partition's reopen is put off for ever   node     invariant 2
-//	                              (a node whose partitions all failed holds their
-//	                              records for ever)
+//	noreopen           node       a failed partition's reopen is put off for ever   node     poison
+//	                              (partitions still failed after the heal; with
+//	                              the traces before issue 13's in-flight table,
+//	                              invariant 2 reported it first)
 //	reopentail         plog       a reopened log serves frames past the verified    node     invariant 10
 //	                              end (a failed commit's, sent again: two copies;
-//	                              seeds 300-400, first at 326; unit test too)
+//	                              seeds 150-250, first at 186; unit test too)
 //	nospacefatal       wal        a write that finds no space fails the WAL (and    node     nospace
 //	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
