@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/narad/narad/core/assert"
+)
 
 // Consumes and acks that reach a node which does not own the partition are routed to the
 // owner: ConsumeRequest/ConsumeResponse and AckRequest/AckResponse.
@@ -165,6 +169,7 @@ func (m AckResponse) valid() bool {
 }
 
 func appendString16(b []byte, s string) []byte {
+	assert.That(len(s) <= 0xFFFF, "wire: a string over 65535 bytes got past validate")
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)
 }
