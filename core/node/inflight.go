@@ -54,16 +54,25 @@ type entry struct {
 	remote   remoteCommit                      // forRemoteCommit
 }
 
-// inflightTable holds the entries by id.
+// inflightTable holds the entries by id, and the ids by purpose: the scans by purpose (a
+// deadline, a peer's entries, a partition's reads) visit only the entries of that purpose,
+// never every produced record waiting for the WAL.
 type inflightTable struct {
-	next    uint64
-	entries map[uint64]entry
+	next      uint64
+	entries   map[uint64]entry
+	byPurpose [purposeEnd]map[uint64]struct{}
 	// peerBase is added to an id sent to a peer (a call's, a remote commit's): drawn at
 	// random per process, so that an answer meant for an earlier process matches nothing.
 	peerBase uint64
 }
 
-func newInflightTable() inflightTable { return inflightTable{entries: map[uint64]entry{}} }
+func newInflightTable() inflightTable {
+	t := inflightTable{entries: map[uint64]entry{}}
+	for p := range t.byPurpose {
+		t.byPurpose[p] = map[uint64]struct{}{}
+	}
+	return t
+}
 
 // add files e under a fresh id and returns the id.
 func (t *inflightTable) add(e entry) uint64 {
@@ -72,6 +81,7 @@ func (t *inflightTable) add(e entry) uint64 {
 	id := idTag | t.next
 	assert.That(t.next < idTag, "node: the in-flight id space is exhausted")
 	t.entries[id] = e
+	t.byPurpose[e.purpose][id] = struct{}{}
 	return id
 }
 
@@ -84,6 +94,7 @@ func (t *inflightTable) take(id uint64, p purpose) (entry, bool) {
 	}
 	assert.That(e.purpose == p, "node: an answer routed to an in-flight entry of another purpose")
 	delete(t.entries, id)
+	delete(t.byPurpose[p], id)
 	return e, true
 }
 
@@ -94,8 +105,8 @@ func (t *inflightTable) purposeOf(id uint64) purpose { return t.entries[id].purp
 // filed in).
 func (t *inflightTable) ids(p purpose, match func(*entry) bool) []uint64 {
 	var out []uint64
-	for _, id := range slices.Sorted(maps.Keys(t.entries)) {
-		if e := t.entries[id]; e.purpose == p && (match == nil || match(&e)) {
+	for _, id := range slices.Sorted(maps.Keys(t.byPurpose[p])) {
+		if e := t.entries[id]; match == nil || match(&e) {
 			out = append(out, id)
 		}
 	}
@@ -104,16 +115,22 @@ func (t *inflightTable) ids(p purpose, match func(*entry) bool) []uint64 {
 
 // any reports whether an entry for p matches.
 func (t *inflightTable) any(p purpose, match func(*entry) bool) bool {
-	for _, e := range t.entries { //narad:unordered (any match)
-		if e.purpose == p && match(&e) {
+	for id := range t.byPurpose[p] { //narad:unordered (any match)
+		if e := t.entries[id]; match(&e) {
 			return true
 		}
 	}
 	return false
 }
 
-// sortedIDs returns every id, in the order the entries were filed in.
-func (t *inflightTable) sortedIDs() []uint64 { return slices.Sorted(maps.Keys(t.entries)) }
+// timedIDs returns the ids of the calls and remote commits (the entries that end by time),
+// in the order they were filed in.
+func (t *inflightTable) timedIDs() []uint64 {
+	ids := slices.Collect(maps.Keys(t.byPurpose[forCall]))
+	ids = slices.AppendSeq(ids, maps.Keys(t.byPurpose[forRemoteCommit]))
+	slices.Sort(ids)
+	return ids
+}
 
 // wireID is the request id sent to a peer for the entry with id.
 func (t *inflightTable) wireID(id uint64) uint64 {
@@ -135,8 +152,8 @@ func (t *inflightTable) peerEntry(wireID uint64, p purpose, peer uint64) (uint64
 // nextDeadline is the earliest deadline of a call.
 func (t *inflightTable) nextDeadline() (int64, bool) {
 	var at int64
-	for _, e := range t.entries { //narad:unordered (a minimum)
-		if e.purpose == forCall && (at == 0 || e.deadline < at) {
+	for id := range t.byPurpose[forCall] { //narad:unordered (a minimum)
+		if e := t.entries[id]; at == 0 || e.deadline < at {
 			at = e.deadline
 		}
 	}
@@ -157,7 +174,7 @@ func (n *Node) peerID(e entry) uint64 {
 // matches nothing).
 func (n *Node) expireInFlight(nowNs int64) {
 	forget := 2 * n.commitTimeout()
-	for _, id := range n.inflight.sortedIDs() {
+	for _, id := range n.inflight.timedIDs() {
 		e, ok := n.inflight.entries[id]
 		switch {
 		case !ok: // ended by a continuation run before it

@@ -20,7 +20,8 @@ func TestInflightTable(t *testing.T) {
 		for range rapid.IntRange(1, 60).Draw(t, "steps") {
 			if len(order) == 0 || rapid.Bool().Draw(t, "add") {
 				e := entry{purpose: purpose(rapid.IntRange(1, int(purposeEnd)-1).Draw(t, "purpose")),
-					peer: rapid.Uint64Range(1, 3).Draw(t, "peer")}
+					peer:     rapid.Uint64Range(1, 3).Draw(t, "peer"),
+					deadline: rapid.Int64Range(1, 100).Draw(t, "deadline")}
 				id := tab.add(e)
 				if id&idTag == 0 || filed[id].purpose != 0 {
 					t.Fatalf("id %x is not fresh and tagged", id)
@@ -38,7 +39,8 @@ func TestInflightTable(t *testing.T) {
 			if _, ok := tab.peerEntry(w, want.purpose, want.peer+1); ok {
 				t.Fatalf("wire id %x names an entry of another peer", w)
 			}
-			other := inflightTable{entries: tab.entries, next: tab.next, peerBase: tab.peerBase + 1<<40}
+			other := tab
+			other.peerBase += 1 << 40
 			if _, ok := other.peerEntry(w, want.purpose, want.peer); ok {
 				t.Fatalf("wire id %x names an entry in a process with another base", w)
 			}
@@ -48,16 +50,41 @@ func TestInflightTable(t *testing.T) {
 			}
 			delete(filed, id)
 		}
+		checkIndexes(t, &tab, order, filed)
+	})
+}
+
+// checkIndexes: the scans by purpose see exactly the live entries of their purpose, in
+// filing order, and the earliest deadline is the earliest of the live calls.
+func checkIndexes(t *rapid.T, tab *inflightTable, order []uint64, filed map[uint64]entry) {
+	var timed []uint64
+	var at int64
+	for p := purpose(1); p < purposeEnd; p++ {
 		var live []uint64
 		for _, id := range order {
-			if filed[id].purpose == forRead {
+			if filed[id].purpose == p {
 				live = append(live, id)
 			}
 		}
-		if got := tab.ids(forRead, nil); !slices.Equal(got, live) {
-			t.Fatalf("ids(forRead) = %x, filed in order %x", got, live)
+		if got := tab.ids(p, nil); !slices.Equal(got, live) {
+			t.Fatalf("ids(%d) = %x, filed in order %x", p, got, live)
 		}
-	})
+	}
+	for _, id := range order {
+		e := filed[id]
+		if e.purpose == forCall || e.purpose == forRemoteCommit {
+			timed = append(timed, id)
+		}
+		if e.purpose == forCall && (at == 0 || e.deadline < at) {
+			at = e.deadline
+		}
+	}
+	if got := tab.timedIDs(); !slices.Equal(got, timed) {
+		t.Fatalf("timedIDs = %x, filed in order %x", got, timed)
+	}
+	if got, ok := tab.nextDeadline(); got != at || ok != (at != 0) {
+		t.Fatalf("nextDeadline = %d %v, the earliest call's is %d", got, ok, at)
+	}
 }
 
 // TestTakeAsAnotherPurposePanics: an answer routed to an entry of another purpose is a
