@@ -82,6 +82,10 @@
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
 //	                              from one node keeps one voter)
+//	norelay            node       a joiner's heartbeats are not relayed to a        cluster  voters
+//	                              leader it does not know (a promoted learner):
+//	                              it is never seen, never a voter (seeds
+//	                              550-560, first at 554)
 //	readctx            node       every process numbers its barriers alike: a late  unit     (test)
 //	                              read answer of an earlier process makes a new
 //	                              one ready behind the leader (cluster seed 966

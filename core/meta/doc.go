@@ -42,6 +42,20 @@
 // term. Liveness so changes only through the log: every replica agrees on who is alive
 // at every index. JoinMember may also be proposed directly (the simulator's clients do).
 //
+// The controller also shapes the raft configuration (promote.go). A joiner enters as a
+// learner; the leader promotes live learners whose match is within PromoteLagMax entries
+// of its commit, up to VotersTarget voters (3 from three members, 5 from five), several
+// at once in one ConfChangeV2 (joint consensus, left automatically). A change is made
+// only if the healthy voters of the configuration it leads to are a quorum of it (the
+// quorum guard; ErrGuard names a refusal). A joiner outside the configuration knows no
+// leader and heartbeats the initial voters; a member that hears it relays the heartbeat
+// to the leader it knows (the node layer, which takes a relayed heartbeat only from a
+// member and only for a node outside the configuration), so a leader that was a
+// promoted learner still hears it.
+// A member whose state was wiped and that restarts under its old id stops with
+// ErrLostState (forget it, then join under a new id) instead of stepping the leader's
+// messages into an empty log.
+//
 // A topic's partitions get owners when they are created (CreateTopic, and PatchTopic for
 // the partitions it adds): round-robin over the members alive at that entry, starting at
 // the entry's index modulo their number. With no member (a single node that never
@@ -105,7 +119,8 @@
 //	    commit is past the log or its term below
 //	B   nothing recovered at all                  bootstrap Config.Voters (default: ID alone)
 //	J   nothing recovered, ID not in Voters       start empty: a joiner; the leader adds it
-//	                                              as a learner when it hears its heartbeat
+//	                                              as a learner when it hears its heartbeat,
+//	                                              then promotes it (promote.go)
 //	W   always, after the rows above              rewrite raft.log from the decision, then
 //	                                              start raft with Applied = snapshot index
 //

@@ -126,8 +126,8 @@ func (t *inflightTable) any(p purpose, match func(*entry) bool) bool {
 // timedIDs returns the ids of the calls and remote commits (the entries that end by time),
 // in the order they were filed in.
 func (t *inflightTable) timedIDs() []uint64 {
-	ids := slices.Collect(maps.Keys(t.byPurpose[forCall]))
-	ids = slices.AppendSeq(ids, maps.Keys(t.byPurpose[forRemoteCommit]))
+	ids := slices.Sorted(maps.Keys(t.byPurpose[forCall]))
+	ids = append(ids, slices.Sorted(maps.Keys(t.byPurpose[forRemoteCommit]))...)
 	slices.Sort(ids)
 	return ids
 }

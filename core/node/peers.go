@@ -116,7 +116,7 @@ func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
 	case m.From == from:
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)
 		leader := n.meta.LeaderID()
-		if leader != 0 && leader != n.meta.ID() && !n.meta.InConf(m.From) {
+		if leader != 0 && leader != n.meta.ID() && !n.meta.InConf(m.From) && !mutNoRelay {
 			n.send(leader, m)
 		}
 	case n.meta.IsMember(from) && !n.meta.InConf(m.From):

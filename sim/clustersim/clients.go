@@ -489,7 +489,7 @@ func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Respo
 		return nil // the churn topic's incarnation may be gone, and its leases with it
 	}
 	start := max(l.callNs, l.renewedNs)
-	if req.callNs+u.netSlackNs() >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
+	if u.ackReachedNs(k, req) >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
 		u.ownerReopened(k, l.callNs, u.s.Now()) || u.anyOwner(k, (*invariants.Poison).Failing) {
 		return nil // a reopen lost the lease, or the partition failed and drains for one
 	}

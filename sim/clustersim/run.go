@@ -145,15 +145,16 @@ type run struct {
 	churn        incarnations
 	topicID      uint64 // the main topic's id, once known
 	readyAtNs    int64
-	moves        *invariants.Moves   // recorded reroutes and walks
-	reroutes     [][]reroute         // per member: its dispatchers' reroutes (leases.go)
-	crashes      [][]int64           // per member: when its process died, ascending
-	crashDamage  []map[string]uint64 // per member: its disk's damage counts per directory at its last crash (leases.go)
-	owners       map[moveKey]uint64  // (incarnation, partition) -> owner, once learnt
-	steps        []clockStep         // every clock step, in time order
-	visibilityNs int64               // the topics' visibility timeout
-	acc          accessState         // users (Options.Users)
-	waiting      map[int]uint64      // per producer: the token of the produce it waits for
+	moves        *invariants.Moves    // recorded reroutes and walks
+	reroutes     [][]reroute          // per member: its dispatchers' reroutes (leases.go)
+	crashes      [][]int64            // per member: when its process died, ascending
+	crashDamage  []map[string]uint64  // per member: its disk's damage counts per directory at its last crash (leases.go)
+	owners       map[moveKey]uint64   // (incarnation, partition) -> owner, once learnt
+	ackArrivals  map[ackArrival]int64 // the latest arrival of a routed ack (acklate.go)
+	steps        []clockStep          // every clock step, in time order
+	visibilityNs int64                // the topics' visibility timeout
+	acc          accessState          // users (Options.Users)
+	waiting      map[int]uint64       // per producer: the token of the produce it waits for
 }
 
 // ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
@@ -171,7 +172,7 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
-		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, ackArrivals: map[ackArrival]int64{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison()})
@@ -474,6 +475,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	u.commitDelivered(u.members[i], d.From, d.Msg)
 	u.commitHello(u.members[i], d.From, d.Msg)
 	u.accessArrived(u.members[i], d.From, d.Msg)
+	u.ackArrived(d.Msg)
 	u.members[i].n.Receive(u.nowOf(u.members[i]), d.From, d.Msg)
 	u.drain(i)
 }

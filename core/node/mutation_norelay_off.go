@@ -1,0 +1,5 @@
+//go:build !narad_mut_norelay
+
+package node
+
+const mutNoRelay = false
