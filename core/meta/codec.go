@@ -80,7 +80,7 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 		Member: e.Member, Addr: e.Addr, Alive: e.Alive,
 		Username: e.Username, Actor: e.Actor, Hash: e.Hash, Grants: e.Grants,
 	}}
-	for k := CreateTopic; k <= CreateRoot; k++ {
+	for k := CreateTopic; k <= ForgetMember; k++ {
 		if e.Kind == k.String() {
 			p.Cmd.Kind = k
 		}
@@ -135,6 +135,8 @@ type stateJSON struct {
 	Members  []Member     `json:"members,omitempty"` // sorted by id
 	Owners   []ownersJSON `json:"owners,omitempty"`  // sorted by topic id
 	Users    []userJSON   `json:"users,omitempty"`   // sorted by name
+	// Forgotten: the ids of forgotten members, ascending.
+	Forgotten []uint64 `json:"forgotten,omitempty"`
 }
 
 // userJSON is a user in the snapshot: User with its hash, which User never marshals.
@@ -164,6 +166,7 @@ func encodeState(m *machine) []byte {
 	for _, name := range slices.Sorted(maps.Keys(m.users)) {
 		st.Users = append(st.Users, userJSON{User: m.users[name], Hash: m.users[name].Hash})
 	}
+	st.Forgotten = slices.Sorted(maps.Keys(m.forgotten))
 	b, err := json.Marshal(st)
 	assert.That(err == nil, "meta: state does not marshal")
 	return b
@@ -249,6 +252,12 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 	}
 	if err := decodeUsers(m, st.Users); err != nil {
 		return nil, err
+	}
+	for i, id := range st.Forgotten {
+		if _, member := m.members[id]; id == 0 || member || (i > 0 && id <= st.Forgotten[i-1]) {
+			return nil, errBody
+		}
+		m.forgotten[id] = true
 	}
 	return m, nil
 }

@@ -32,7 +32,9 @@ func (s *Store) Heartbeat(nowNs int64, id uint64, addr string) {
 //   - a live member silent for DeadAfterNs is marked dead, but only after this replica
 //     has led for DeadAfterNs (the heartbeats went to its predecessor before);
 //   - a live member not in the raft configuration is added as a learner, and live learners
-//     caught up with the log are made voters up to VotersTarget (promote.go).
+//     caught up with the log are made voters up to VotersTarget (promote.go);
+//   - a forgotten member (forget.go) leaves the raft configuration, and is never a member
+//     again however often it is heard.
 //
 // It proposes only once the leader has applied its whole durable log and an entry of its
 // term (its view of the members is current), at most one change per member at a time.
@@ -52,7 +54,8 @@ func (s *Store) control(nowNs int64) {
 	judgeDead := nowNs-s.leaderSinceNs >= s.cfg.DeadAfterNs
 	for _, id := range slices.Sorted(maps.Keys(s.heard)) {
 		h := s.heard[id]
-		if m, ok := s.sm.members[id]; (!ok || m.Addr != h.addr) && nowNs-h.atNs < s.cfg.DeadAfterNs {
+		m, ok := s.sm.members[id]
+		if (!ok || m.Addr != h.addr) && nowNs-h.atNs < s.cfg.DeadAfterNs && !s.sm.forgotten[id] {
 			s.controlPropose(nowNs, id, Command{Kind: JoinMember, Member: id, Addr: h.addr, Alive: true})
 		}
 	}

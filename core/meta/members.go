@@ -24,8 +24,13 @@ const (
 	AddrBytesMax = 256
 )
 
-// ErrNoMember answers SetMemberAlive for a member that never joined.
+// ErrNoMember answers SetMemberAlive or ForgetMember for a member that never joined.
 var ErrNoMember = errors.New("meta: no such member")
+
+// isMemberKind reports whether k is one of the member commands (the system's).
+func isMemberKind(k CommandKind) bool {
+	return k == JoinMember || k == SetMemberAlive || k == ForgetMember
+}
 
 func (c Command) checkMember() error {
 	switch {
@@ -39,15 +44,21 @@ func (c Command) checkMember() error {
 		return invalid("a member joins alive")
 	case c.Kind == SetMemberAlive && c.Addr != "":
 		return invalid("member-alive takes no address")
+	case c.Kind == ForgetMember && (c.Addr != "" || c.Alive):
+		return invalid("member-forget takes a member id only")
 	}
 	return nil
 }
 
 func (m *machine) checkMember(c Command) error {
-	_, known := m.members[c.Member]
+	mb, known := m.members[c.Member]
 	switch {
-	case c.Kind == SetMemberAlive && !known:
+	case m.forgotten[c.Member]:
+		return fmt.Errorf("%w: member %d", ErrForgotten, c.Member)
+	case (c.Kind == SetMemberAlive || c.Kind == ForgetMember) && !known:
 		return ErrNoMember
+	case c.Kind == ForgetMember:
+		return m.checkForget(mb)
 	case c.Kind == JoinMember && !known && len(m.members) >= MembersMax:
 		return invalid("the cluster has %d members already", MembersMax)
 	}
@@ -139,6 +150,9 @@ func (s *Store) StateDigest() uint64 {
 	fmt.Fprintf(h, "%+v", s.Members())
 	for _, u := range s.Users() { // none: the digest of a state without users is as it was
 		fmt.Fprintf(h, ";%s %s %v %v", u.Name, u.Hash, u.Grants, u.Root)
+	}
+	if len(s.sm.forgotten) > 0 { // printed only when some: digests of other states unchanged
+		fmt.Fprintf(h, ";forgotten %v", slices.Sorted(maps.Keys(s.sm.forgotten)))
 	}
 	return h.Sum64()
 }

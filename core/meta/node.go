@@ -219,7 +219,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if aerr == nil && p.Cmd.Kind == DeleteTopic {
 		s.topicDeletes++
 	}
-	if p.Cmd.Kind == SetMemberAlive || p.Cmd.Kind == JoinMember {
+	if isMemberKind(p.Cmd.Kind) {
 		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
 	}
 	// The entry answers our proposal only if we proposed it as leader of the entry's term:
@@ -298,6 +298,10 @@ func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 			s.answer(token, result{Topic: t}, err)
 			return false
 		}
+	}
+	if err := s.membershipGuard(c, st); err != nil {
+		s.answer(token, result{}, err)
+		return false
 	}
 	s.nextSeq++
 	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})

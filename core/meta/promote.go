@@ -35,15 +35,44 @@ func VotersTarget(members int) int {
 // ErrGuard answers a configuration change a guard refuses; the message names the guard.
 var ErrGuard = errors.New("meta: refused by a membership guard")
 
-// promote proposes the live, caught-up learners as voters, as many as the configuration
-// lacks (VotersTarget), in one change. One change is in flight at a time, tried again
-// after RequestTimeoutTicks.
+// promote shapes the raft configuration to the members, in one change: forgotten ids
+// leave it (forget.go), and live learners caught up with the log are made voters, as
+// many as the configuration lacks (VotersTarget). One change is in flight at a time,
+// tried again after RequestTimeoutTicks.
 func (s *Store) promote(st raft.BasicStatus) {
-	voters := s.confState.GetVoters()
-	want := VotersTarget(len(s.sm.members)) - len(voters)
-	if mutNoPromote || want <= 0 || len(s.confState.GetVotersOutgoing()) > 0 ||
-		s.promoteUntil > s.ticks {
+	if len(s.confState.GetVotersOutgoing()) > 0 || s.promoteUntil > s.ticks {
 		return
+	}
+	remove := s.forgottenInConf()
+	voters := 0
+	for _, id := range s.confState.GetVoters() {
+		if !slices.Contains(remove, id) {
+			voters++
+		}
+	}
+	add := s.promotable(st, VotersTarget(len(s.sm.members))-voters)
+	if len(remove)+len(add) == 0 || s.votersGuard(remove, add) != nil {
+		return
+	}
+	cc := &raftpb.ConfChangeV2{}
+	for _, id := range remove {
+		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
+			Type: raftpb.ConfChangeRemoveNode.Enum(), NodeId: new(id)})
+	}
+	for _, id := range add {
+		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
+			Type: raftpb.ConfChangeAddNode.Enum(), NodeId: new(id)})
+	}
+	if s.rn.ProposeConfChange(cc) == nil {
+		s.promoteUntil = s.ticks + RequestTimeoutTicks
+	}
+}
+
+// promotable lists up to want live learners whose log is within PromoteLagMax entries of
+// the commit index, by id.
+func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
+	if mutNoPromote || want <= 0 {
+		return nil
 	}
 	progress := s.rn.Status().Progress
 	var add []uint64
@@ -54,28 +83,31 @@ func (s *Store) promote(st raft.BasicStatus) {
 			add = append(add, id)
 		}
 	}
-	if len(add) == 0 || s.votersGuard(add) != nil {
-		return
-	}
-	cc := &raftpb.ConfChangeV2{}
-	for _, id := range add {
-		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
-			Type: raftpb.ConfChangeAddNode.Enum(), NodeId: new(id)})
-	}
-	if s.rn.ProposeConfChange(cc) == nil {
-		s.promoteUntil = s.ticks + RequestTimeoutTicks
-	}
+	return add
 }
 
-// votersGuard refuses a change that makes the learners add voters unless the voters of
-// the new configuration that are healthy (members alive now, and this leader) form a
-// quorum of it: they must be able to commit the change and what follows.
-func (s *Store) votersGuard(add []uint64) error {
-	healthy := func(id uint64) bool {
-		m, ok := s.sm.members[id]
-		return ok && m.Alive || id == s.cfg.ID
+// forgottenInConf lists the forgotten ids still in the configuration (voters or
+// learners), by id; never this replica's own.
+func (s *Store) forgottenInConf() []uint64 {
+	var out []uint64
+	for _, id := range slices.Concat(s.confState.GetVoters(), s.confState.GetLearners()) {
+		if s.sm.forgotten[id] && id != s.cfg.ID {
+			out = append(out, id)
+		}
 	}
-	return quorumGuard(s.confState.GetVoters(), add, healthy)
+	slices.Sort(out)
+	return out
+}
+
+// votersGuard refuses a change that removes remove and makes the learners add voters
+// unless the voters of the new configuration that are healthy (members alive now, and
+// this leader) form a quorum of it: they must be able to commit the change and what
+// follows.
+func (s *Store) votersGuard(remove, add []uint64) error {
+	left := slices.DeleteFunc(slices.Clone(s.confState.GetVoters()), func(id uint64) bool {
+		return slices.Contains(remove, id)
+	})
+	return quorumGuard(left, add, s.healthy)
 }
 
 // quorumGuard is votersGuard's rule: the healthy voters of voters plus add are a quorum.

@@ -40,13 +40,14 @@ const (
 	SetUserGrants                          // replaces a user's grants (Username, Grants)
 	SetUserPassword                        // replaces a user's password hash (Username, Hash)
 	CreateRoot                             // adds the root user admin (Hash) unless a root exists
+	ForgetMember                           // gives up a dead member (Member): forget.go
 )
 
 var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive",
-	"user-create", "user-delete", "user-grants", "user-password", "user-root"}
+	"user-create", "user-delete", "user-grants", "user-password", "user-root", "member-forget"}
 
 func (k CommandKind) String() string {
-	if k >= CreateTopic && k <= CreateRoot {
+	if k >= CreateTopic && k <= ForgetMember {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
@@ -149,7 +150,7 @@ func (c Command) normalize() (Command, error) {
 	if c.Actor != SystemActor && !access.ValidUsername(c.Actor) {
 		return c, invalid("actor %q is not a username", c.Actor)
 	}
-	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
+	if isMemberKind(c.Kind) {
 		if c.Actor != SystemActor {
 			return c, invalid("a member command is the system's")
 		}
@@ -216,28 +217,31 @@ func (c Command) checkBounds() error {
 // machine is the replicated state: the topics. Every replica applies the same entries in
 // the same order and reaches the same state; nothing here reads a clock or draws a number.
 type machine struct {
-	users    map[string]User // by name (users.go)
-	byName   map[string]Topic
-	byID     map[uint64]string
-	members  map[uint64]Member
-	owners   map[uint64][]uint64 // topic id -> owner of each partition (members.go)
-	commands uint64              // command entries applied, answered with an error or not
+	users   map[string]User // by name (users.go)
+	byName  map[string]Topic
+	byID    map[uint64]string
+	members map[uint64]Member
+	// forgotten holds the ids of members given up (forget.go): never members again.
+	forgotten map[uint64]bool
+	owners    map[uint64][]uint64 // topic id -> owner of each partition (members.go)
+	commands  uint64              // command entries applied, answered with an error or not
 }
 
 func newMachine() *machine {
 	return &machine{
-		byName:  map[string]Topic{},
-		byID:    map[uint64]string{},
-		members: map[uint64]Member{},
-		owners:  map[uint64][]uint64{},
-		users:   map[string]User{},
+		byName:    map[string]Topic{},
+		byID:      map[uint64]string{},
+		members:   map[uint64]Member{},
+		forgotten: map[uint64]bool{},
+		owners:    map[uint64][]uint64{},
+		users:     map[string]User{},
 	}
 }
 
 // check answers c against the current topics without changing them: the topic the command
 // would produce (or touch), or the error it would get. c must be normalized.
 func (m *machine) check(c Command) (Topic, error) {
-	if c.Kind == JoinMember || c.Kind == SetMemberAlive {
+	if isMemberKind(c.Kind) {
 		return Topic{}, m.checkMember(c)
 	}
 	if isUserKind(c.Kind) {
@@ -326,6 +330,8 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		m.byName[t.Name] = t
 	case JoinMember, SetMemberAlive:
 		m.applyMember(c)
+	case ForgetMember:
+		m.forget(c.Member)
 	}
 	return result{Topic: t}, nil
 }

@@ -21,6 +21,10 @@ var (
 	ErrForbidden       = errors.New("forbidden")                   // 403: the actor may not do this
 	ErrUserExists      = errors.New("user already exists")         // 409
 	ErrUserNotFound    = errors.New("user not found")              // 404
+	ErrMemberNotFound  = errors.New("member not found")            // 404
+	// ErrRefused: a membership change refused (a live member, a forgotten id, a guard;
+	// the message names which): 409.
+	ErrRefused = errors.New("refused")
 	// ErrPartitionFailed: a produce pinned to a partition this node owns, which failed
 	// (a failed fdatasync or read-back) and waits for its reopen. 503 with Retry-After.
 	ErrPartitionFailed = errors.New("partition failed, reopening") // 503

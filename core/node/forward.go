@@ -87,6 +87,10 @@ func proposeCode(err error) (wire.ProposeCode, string) {
 		return wire.ProposeUserExists, ""
 	case errors.Is(err, meta.ErrUserNotFound):
 		return wire.ProposeUserNotFound, ""
+	case errors.Is(err, meta.ErrNoMember):
+		return wire.ProposeNoMember, ""
+	case isRefusal(err):
+		return wire.ProposeRefused, truncate(err.Error(), wire.ReasonBytesMax)
 	}
 	return wire.ProposeFailed, truncate(err.Error(), wire.ReasonBytesMax)
 }
@@ -134,6 +138,10 @@ func forwardError(m wire.ProposeResponse) error {
 		return ErrUserExists
 	case wire.ProposeUserNotFound:
 		return ErrUserNotFound
+	case wire.ProposeNoMember:
+		return ErrMemberNotFound
+	case wire.ProposeRefused:
+		return fmt.Errorf("%w: %s", ErrRefused, m.Reason)
 	}
 	return fmt.Errorf("%w: the metastore leader failed the write: %s", ErrNotReady, m.Reason)
 }
@@ -158,7 +166,8 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 		)
 		return
 	}
-	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser {
+	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser ||
+		f.cmd.Kind == meta.ForgetMember {
 		n.respond(Response{Token: f.token})
 		return
 	}

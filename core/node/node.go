@@ -147,6 +147,7 @@ type Response struct {
 	Stats    []PartitionStats
 	Members  []MemberInfo
 	User     User
+	Forget   *ForgetReport
 }
 
 // Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady

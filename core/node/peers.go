@@ -46,6 +46,8 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.answered(nowNs, from, m.ID, m)
 	case wire.Hello:
 		n.onHello(nowNs, from, m)
+	case wire.Forgotten:
+		n.onForgotten(from, m)
 	case wire.StatsRequest:
 		n.onStatsRequest(nowNs, from, m)
 	case wire.StatsResponse:
@@ -113,6 +115,8 @@ func (n *Node) heartbeat(nowNs int64) {
 // takes a relayed heartbeat from a member, for a node outside the configuration.
 func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
 	switch {
+	case m.From == from && n.meta.IsForgotten(from):
+		n.send(from, wire.Forgotten{Member: from}) // it must stop (forget.go)
 	case m.From == from:
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)
 		leader := n.meta.LeaderID()

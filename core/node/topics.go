@@ -161,6 +161,10 @@ func metaError(err error) error {
 		return ErrUserExists
 	case errors.Is(err, meta.ErrUserNotFound):
 		return ErrUserNotFound
+	case errors.Is(err, meta.ErrNoMember):
+		return ErrMemberNotFound
+	case isRefusal(err):
+		return fmt.Errorf("%w: %v", ErrRefused, err)
 	case errors.Is(err, meta.ErrNotFound):
 		return ErrTopicNotFound
 	case errors.Is(err, meta.ErrExists):

@@ -56,6 +56,8 @@ func Decode(b []byte) (Message, error) {
 		m = r.statsResponseTopic()
 	case KindHello:
 		m = Hello{From: r.u64(), Nonce: r.u64()}
+	case KindForgotten:
+		m = Forgotten{Member: r.u64()}
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))

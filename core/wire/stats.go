@@ -156,3 +156,15 @@ func (m Hello) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, m.From)
 	return binary.LittleEndian.AppendUint64(b, m.Nonce)
 }
+
+// Forgotten tells node Member that the cluster forgot it (core/meta forget.go): its
+// partitions went to others, and it must stop rather than serve its old state.
+type Forgotten struct{ Member uint64 }
+
+func (Forgotten) Kind() Kind { return KindForgotten }
+
+func (m Forgotten) valid() bool { return m.Member != 0 }
+
+func (m Forgotten) appendBody(b []byte) []byte {
+	return binary.LittleEndian.AppendUint64(b, m.Member)
+}

@@ -53,11 +53,13 @@ const (
 	KindConsumeRequestAs
 	// KindAckRequestAs is an AckRequest that names its user (AckRequest.Actor).
 	KindAckRequestAs
+	// KindForgotten tells a forgotten member so (Forgotten).
+	KindForgotten
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
 // ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse, StatsRequest,
-// StatsResponse, Hello.
+// StatsResponse, Hello, Forgotten.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte
@@ -132,6 +134,8 @@ const (
 	ProposeForbidden                           // the command's actor may not do it (users)
 	ProposeUserExists                          // the user already exists
 	ProposeUserNotFound                        // the user does not exist
+	ProposeRefused                             // a membership change refused (Reason names why)
+	ProposeNoMember                            // the member does not exist
 	proposeCodeEnd
 )
 

@@ -90,6 +90,8 @@ func TestAccessGrants(t *testing.T) {
 		{"get a topic one sees", request{method: "GET", path: "/v1/topics/orders", header: as("app", "app-password")}, http.StatusOK},
 		{"get a topic one does not see", request{method: "GET", path: "/v1/topics/full", header: as("app", "app-password")}, http.StatusForbidden},
 		{"cluster by a user", request{method: "GET", path: "/v1/cluster/members", header: reader}, http.StatusForbidden},
+		{"forget by a user", request{method: "POST", path: "/v1/cluster/members/2/forget?dry_run=true", header: reader}, http.StatusForbidden},
+		{"forget by admin", request{method: "POST", path: "/v1/cluster/members/2/forget?dry_run=true", header: ops}, http.StatusOK},
 		{"users by a user", request{method: "GET", path: "/v1/users", header: reader}, http.StatusForbidden},
 		{"users by admin", request{method: "GET", path: "/v1/users", header: ops}, http.StatusOK},
 	}

@@ -56,6 +56,8 @@ var statusTable = []struct {
 }{
 	{node.ErrTopicNotFound, http.StatusNotFound},
 	{node.ErrUserNotFound, http.StatusNotFound},
+	{node.ErrMemberNotFound, http.StatusNotFound},
+	{node.ErrRefused, http.StatusConflict},
 	{node.ErrUserExists, http.StatusConflict},
 	{node.ErrForbidden, http.StatusForbidden},
 	{node.ErrTopicExists, http.StatusConflict},

@@ -318,6 +318,22 @@ func (f *fakeBroker) PatchTopic(ctx context.Context, name string, p node.TopicPa
 	return ft.t, nil
 }
 
+func (f *fakeBroker) ForgetMember(ctx context.Context, id uint64, dryRun bool) (node.ForgetReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("ForgetMember", ""); err != nil {
+		return node.ForgetReport{}, err
+	}
+	switch id {
+	case 1:
+		return node.ForgetReport{}, fmt.Errorf("%w: meta: the member is alive", node.ErrRefused)
+	case 2:
+		return node.ForgetReport{Member: 2, DryRun: dryRun,
+			Partitions: []node.ForgetPartition{{Topic: "orders", Partition: 1, From: 2, To: 1}}}, nil
+	}
+	return node.ForgetReport{}, node.ErrMemberNotFound
+}
+
 func (f *fakeBroker) Members(ctx context.Context) ([]node.MemberInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

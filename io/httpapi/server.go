@@ -42,6 +42,9 @@ type Broker interface {
 	DeleteTopic(ctx context.Context, actor, name string) error
 	// Members lists the cluster's members as the node's metastore replica knows them.
 	Members(ctx context.Context) ([]node.MemberInfo, error)
+	// ForgetMember gives up a dead member (node.Node.ForgetMember), or with dryRun says
+	// what that would give up.
+	ForgetMember(ctx context.Context, id uint64, dryRun bool) (node.ForgetReport, error)
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
 	UserBroker
@@ -75,6 +78,7 @@ type Server struct {
 	patterns  map[string]*pattern // the fixed paths; topic paths are matched in match
 	topicPats [5]*pattern         // indexed by topicSub
 	userPats  [3]*pattern         // indexed by subUser…
+	forgetPat *pattern            // /v1/cluster/members/{id}/forget
 	notFound  *route
 	promH     http.Handler
 	handler   http.Handler
@@ -161,6 +165,7 @@ func (s *Server) buildRoutes() {
 		subUserGrants:   s.newPattern(u+"/grants", on{"PUT", s.putGrants, permAdmin}),
 		subUserPassword: s.newPattern(u+"/password", on{"PUT", s.putPassword, permUser}),
 	}
+	s.forgetPat = s.newPattern("/v1/cluster/members/{id}/forget", on{"POST", s.forget, permAdmin})
 	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
 }
 
@@ -195,6 +200,9 @@ func (s *Server) match(path string) (*pattern, string) {
 	}
 	if rest, ok := strings.CutPrefix(path, "/v1/users/"); ok {
 		return s.matchUser(rest)
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/cluster/members/"); ok {
+		return s.matchMember(rest)
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/topics/")
 	if !ok {

@@ -2,6 +2,7 @@ package nodeshell
 
 import (
 	"context"
+	"errors"
 
 	"github.com/narad/narad/core/access"
 	"github.com/narad/narad/core/meta"
@@ -84,6 +85,15 @@ func (s *Shell) Members(ctx context.Context) ([]node.MemberInfo, error) {
 		return nil, err
 	}
 	return r.Members, r.Err
+}
+
+// ForgetMember gives up a dead member, or with dryRun says what that would give up.
+func (s *Shell) ForgetMember(ctx context.Context, id uint64, dryRun bool) (node.ForgetReport, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.ForgetMember(now, tok, id, dryRun) })
+	if err != nil || r.Err != nil {
+		return node.ForgetReport{}, errors.Join(err, r.Err)
+	}
+	return *r.Forget, nil
 }
 
 // PatchTopic changes a topic through the metastore.

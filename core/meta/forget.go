@@ -1,0 +1,150 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"go.etcd.io/raft/v3"
+)
+
+// Forgetting a member is the explicit way to give up a node that will not return
+// (ForgetMember). Only a member marked dead can be forgotten. The entry removes it from
+// the members, keeps its id among the forgotten (never a member again: its heartbeats are
+// not a join, a JoinMember or SetMemberAlive of it is refused with ErrForgotten), and
+// gives each partition it owned to a live member, empty: the records only it held are
+// lost, which is what forgetting means. The leader's controller then removes the id from
+// the raft configuration (promote.go), promoting a live learner in the same change when
+// the voters would fall short of VotersTarget.
+//
+// Guards, checked by the leader before it proposes (forgetGuard): the voters left must
+// be a quorum of healthy ones, and at least 3 while 3 or more members remain (counting
+// the live learners the same change can promote). A refusal is ErrGuard naming the guard.
+
+// Errors of ForgetMember.
+var (
+	// ErrMemberAlive: only a member the controller marked dead can be forgotten (409).
+	ErrMemberAlive = errors.New("meta: the member is alive")
+	// ErrForgotten: the id was forgotten; it can never be a member again (409).
+	ErrForgotten = errors.New("meta: the member was forgotten")
+)
+
+// Reassignment is one partition a forget gives to another member.
+type Reassignment struct {
+	TopicID   uint64
+	Topic     string
+	Partition uint32
+	From, To  uint64
+}
+
+// checkForget: the member is dead and another live member can take its partitions.
+func (m *machine) checkForget(mb Member) error {
+	if mb.Alive {
+		return fmt.Errorf("%w: member %d is alive: decommission it instead", ErrMemberAlive, mb.ID)
+	}
+	if len(m.liveMembers()) == 0 {
+		return fmt.Errorf("%w: no live member to take the partitions of member %d", ErrGuard, mb.ID)
+	}
+	return nil
+}
+
+// forget applies ForgetMember: the member leaves, its id is kept as forgotten, and its
+// partitions go to live members (reassignments).
+func (m *machine) forget(id uint64) {
+	for _, r := range m.reassignments(id) {
+		owners := slices.Clone(m.owners[r.TopicID]) // an older topic value keeps its own
+		owners[r.Partition] = r.To
+		m.owners[r.TopicID] = owners
+	}
+	delete(m.members, id)
+	m.forgotten[id] = true
+}
+
+// reassignments lists the partitions member id owns and the live member each goes to:
+// partition p of topic t to the live member at (t + p) modulo their number, so that a
+// dry run names the same owners the entry will (it does not depend on the entry's index).
+func (m *machine) reassignments(id uint64) []Reassignment {
+	live := slices.DeleteFunc(m.liveMembers(), func(x uint64) bool { return x == id })
+	if len(live) == 0 {
+		return nil
+	}
+	var out []Reassignment
+	for _, tid := range slices.Sorted(maps.Keys(m.owners)) {
+		for p, o := range m.owners[tid] {
+			if o == id {
+				to := live[(tid+uint64(p))%uint64(len(live))]
+				out = append(
+					out,
+					Reassignment{TopicID: tid, Topic: m.byID[tid], Partition: uint32(p), From: id, To: to},
+				)
+			}
+		}
+	}
+	return out
+}
+
+// ForgetPlan answers what forgetting member id would do on this replica: the partitions
+// it would reassign, or the error the command (or a guard, on the leader) would get.
+func (s *Store) ForgetPlan(id uint64) ([]Reassignment, error) {
+	c, err := Command{Kind: ForgetMember, Member: id, Actor: SystemActor}.normalize()
+	if err == nil {
+		_, err = s.sm.check(c)
+	}
+	if err == nil {
+		err = s.forgetGuard(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.sm.reassignments(id), nil
+}
+
+// membershipGuard runs forgetGuard for a ForgetMember proposal, on a leader whose view is
+// current only (fresh: every entry applied, so no other forget waits in the log).
+func (s *Store) membershipGuard(c Command, st raft.BasicStatus) error {
+	if c.Kind != ForgetMember {
+		return nil
+	}
+	if !s.fresh(st) {
+		return fmt.Errorf("%w: the leader has entries not applied yet", ErrBusy)
+	}
+	return s.forgetGuard(c.Member)
+}
+
+// IsForgotten reports whether id is a forgotten member's.
+func (s *Store) IsForgotten(id uint64) bool { return s.sm.forgotten[id] }
+
+// forgetGuard refuses to forget member id when the voters left would not be a quorum
+// of healthy ones, or fewer than 3 (with the live learners a change can promote) while 3
+// or more members remain. It reads the applied configuration: one change at a time.
+func (s *Store) forgetGuard(id uint64) error {
+	if len(s.confState.GetVotersOutgoing()) > 0 {
+		return fmt.Errorf("%w: change: a configuration change is in progress, try again", ErrGuard)
+	}
+	left := slices.DeleteFunc(
+		slices.Clone(s.confState.GetVoters()),
+		func(x uint64) bool { return x == id },
+	)
+	members := len(s.sm.members) - 1
+	promotable := 0
+	for _, l := range s.Learners() {
+		if mb, ok := s.sm.members[l]; ok && mb.Alive && l != id {
+			promotable++
+		}
+	}
+	if members >= 3 && len(left)+promotable < 3 {
+		return fmt.Errorf("%w: voters: forgetting member %d leaves %d voters and %d live learners "+
+			"while %d members remain (at least 3 voters)", ErrGuard, id, len(left), promotable, members)
+	}
+	if len(left) == 0 {
+		return fmt.Errorf("%w: quorum: member %d is the last voter", ErrGuard, id)
+	}
+	return quorumGuard(left, nil, s.healthy)
+}
+
+// healthy: a member alive now, or this replica.
+func (s *Store) healthy(id uint64) bool {
+	m, ok := s.sm.members[id]
+	return ok && m.Alive || id == s.cfg.ID
+}

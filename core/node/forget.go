@@ -1,0 +1,90 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/wire"
+)
+
+// Forgetting a member (POST /v1/cluster/members/{id}/forget): the explicit way to give
+// up a dead node that will not return. core/meta forget.go decides; this node answers
+// the plan (a dry run) or proposes the forget and answers what it gave up once its own
+// replica applied it.
+
+// ForgetReport is what a forget gives up, or would on a dry run: each partition the
+// member owned and the member it goes to, empty (its records were only there).
+type ForgetReport struct {
+	Member     uint64
+	DryRun     bool
+	Partitions []ForgetPartition
+}
+
+// ForgetPartition is one partition a forget reassigns.
+type ForgetPartition struct {
+	Topic     string
+	Partition uint32
+	From, To  uint64
+}
+
+// ForgetMember forgets member id, or with dryRun answers what it would do. Refusals:
+// ErrMemberNotFound, ErrRefused (alive, forgotten already, a guard: the message says).
+func (n *Node) ForgetMember(nowNs int64, token uint64, id uint64, dryRun bool) {
+	defer n.collect(nowNs)
+	n.checkToken(token)
+	if err := n.IsReady(); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
+	plan, err := n.meta.ForgetPlan(id)
+	if err != nil {
+		n.respond(Response{Token: token, Err: metaError(err)})
+		return
+	}
+	if dryRun {
+		n.respond(Response{Token: token, Forget: n.forgetReport(id, true, plan)})
+		return
+	}
+	tok := n.internal(func(_ int64, r Response) {
+		if r.Err != nil {
+			n.respond(Response{Token: token, Err: r.Err})
+			return
+		}
+		n.respond(Response{Token: token, Forget: n.forgetReport(id, false, plan)})
+	})
+	n.propose(nowNs, tok, meta.Command{Kind: meta.ForgetMember, Member: id})
+}
+
+// forgetReport lists plan's partitions; once the forget is applied here, each one's new
+// owner is read from the replica (the leader's live members may have differed).
+func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment) *ForgetReport {
+	r := &ForgetReport{Member: id, DryRun: dryRun}
+	for _, p := range plan {
+		to := p.To
+		if owners := n.meta.Owners(p.TopicID); !dryRun && int(p.Partition) < len(owners) {
+			to = owners[p.Partition]
+		}
+		r.Partitions = append(r.Partitions,
+			ForgetPartition{Topic: p.Topic, Partition: p.Partition, From: p.From, To: to})
+	}
+	return r
+}
+
+// isRefusal reports whether err is a membership refusal of core/meta.
+func isRefusal(err error) bool {
+	return errors.Is(err, meta.ErrGuard) || errors.Is(err, meta.ErrMemberAlive) ||
+		errors.Is(err, meta.ErrForgotten)
+}
+
+// onForgotten: a member says the cluster forgot this node (it heard this node's
+// heartbeat after the forget). The node stops: its partitions are others' now, and its
+// old copies must never be served. The way back is a new id on an empty directory.
+func (n *Node) onForgotten(from uint64, m wire.Forgotten) {
+	if m.Member != n.meta.ID() || !n.meta.IsMember(from) {
+		return
+	}
+	n.fail(fmt.Errorf("%w: %w: member %d was forgotten (member %d says so); its partitions "+
+		"went to other members: wipe its directory and join under a new id",
+		ErrMetastoreFailed, meta.ErrForgotten, m.Member, from))
+}

@@ -1,0 +1,108 @@
+package node_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/node"
+)
+
+// A dead member is forgotten: the dry run names its partitions and their new owners and
+// changes nothing; a live member is refused; the forget gives its partition to a live
+// member, which takes produces at once, removes it from the raft configuration and
+// promotes the learner in its place; when the forgotten node comes back it is told, and
+// stops without serving anything.
+func TestForgetDeadMember(t *testing.T) {
+	c := newClusterOf(t, 4, 3)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "f", Partitions: u32(4)})
+	}); r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	c.advance(1_000_000_000)
+	dead := 2 // member 3, a voter
+	if l == dead {
+		dead = (l + 1) % 3
+	}
+	via := (dead + 1) % 3
+	id := uint64(dead + 1)
+	forget := func(member uint64, dry bool) node.Response {
+		return c.do(via, func(nd *node.Node, now int64, tok uint64) { nd.ForgetMember(now, tok, member, dry) })
+	}
+	if r := forget(4, false); !errors.Is(r.Err, node.ErrRefused) || !strings.Contains(r.Err.Error(), "alive") {
+		t.Fatalf("forget a live member: %v", r.Err)
+	}
+	if r := forget(9, true); !errors.Is(r.Err, node.ErrMemberNotFound) {
+		t.Fatalf("forget an unknown member: %v", r.Err)
+	}
+	tid := topicIDOf(t, c, "f")
+	c.cut[id] = true
+	c.advance(8_000_000_000)
+	dry := forget(id, true)
+	if dry.Err != nil || dry.Forget == nil || len(dry.Forget.Partitions) != 1 || !dry.Forget.DryRun {
+		t.Fatalf("dry run: %v %+v", dry.Err, dry.Forget)
+	}
+	part := dry.Forget.Partitions[0]
+	if owner, _ := c.nodes[via].PartitionOwner(tid, part.Partition); owner != id {
+		t.Fatalf("the dry run changed the owner to %d", owner)
+	}
+	r := forget(id, false)
+	if r.Err != nil || r.Forget == nil || len(r.Forget.Partitions) != 1 || r.Forget.Partitions[0].To == id {
+		t.Fatalf("forget: %v %+v", r.Err, r.Forget)
+	}
+	c.advance(3_000_000_000)
+	for i := range c.nodes {
+		if i == dead {
+			continue
+		}
+		if owner, _ := c.nodes[i].PartitionOwner(tid, part.Partition); owner != r.Forget.Partitions[0].To {
+			t.Fatalf("node %d: partition %d owned by %d", i+1, part.Partition, owner)
+		}
+		if v := c.nodes[i].Voters(); slices.Contains(v, id) || len(v) != 3 {
+			t.Fatalf("node %d: voters %v, want three without %d", i+1, v, id)
+		}
+	}
+	p := int64(part.Partition)
+	if r := c.do(via, func(nd *node.Node, now int64, tok uint64) {
+		nd.Produce(now, tok, "f", []node.ProduceMessage{{Partition: p, Payload: []byte("after")}})
+	}); r.Err != nil {
+		t.Fatalf("produce to the reassigned partition: %v", r.Err)
+	}
+	c.advance(1_000_000_000)
+	got := c.do(via, func(nd *node.Node, now int64, tok uint64) {
+		nd.Consume(now, tok, node.ConsumeRequest{Topic: "f", Partition: p, Max: 10})
+	})
+	if got.Err != nil || len(got.Messages) != 1 || string(got.Messages[0].Payload) != "after" {
+		t.Fatalf("consume the reassigned partition: %v %+v", got.Err, got.Messages)
+	}
+
+	c.mayFail[dead] = true
+	c.cut[id] = false
+	c.advance(3_000_000_000)
+	if err := c.failed[dead]; !errors.Is(err, meta.ErrForgotten) || !strings.Contains(err.Error(), "new id") {
+		t.Fatalf("the forgotten node came back and ended with %v", err)
+	}
+	if err := c.nodes[dead].IsReady(); err == nil {
+		t.Fatalf("the forgotten node is ready")
+	}
+}
+
+// The voters guard: with two of four members dead, forgetting one would leave two voters
+// and no live learner while three members remain; the answer names the guard.
+func TestForgetRefusedByTheVotersGuard(t *testing.T) {
+	c := newClusterOf(t, 4, 3)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	dead := (l + 1) % 3 // a voter
+	c.cut[uint64(dead+1)], c.cut[4] = true, true
+	c.advance(8_000_000_000)
+	r := c.do(l, func(nd *node.Node, now int64, tok uint64) { nd.ForgetMember(now, tok, uint64(dead+1), false) })
+	if !errors.Is(r.Err, node.ErrRefused) || !strings.Contains(r.Err.Error(), "voters") {
+		t.Fatalf("forget: %v", r.Err)
+	}
+}
