@@ -80,6 +80,10 @@
 //	nospacefatal       wal        a write that finds no space fails the WAL (and    node     nospace
 //	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
+//	keepforgotten      meta       a forgotten member is never removed from the      meta     forget
+//	                              raft configuration (it keeps its vote)
+//	notombstone        meta       a forgotten id may join again (its tombstone      meta     forget
+//	                              dropped by the join)
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
 //	                              from one node keeps one voter)
 //	norelay            node       a joiner's heartbeats are not relayed to a        cluster  voters

@@ -62,6 +62,8 @@ func runMeta(seed uint64) outcome {
 				s.Proposed, s.Acked, s.Refused, s.Lost, s.Crashes, s.Failures, s.Leaders, s.SnapshotsSent, s.AppliedChecks, s.DeadMarks, s.CutChanges, s.HealNs/1_000_000),
 			fmt.Sprintf("net: sent=%d delivered=%d dropped=%d duplicated=%d stale=%d cut_dropped=%d; disk: syncs_failed=%d writes_damaged=%d",
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped, s.DiskSyncFails, s.DiskWritesDamaged),
+			fmt.Sprintf("forget: outages=%d proposed=%d forgotten=%d checks=%d",
+				s.Outages, s.ForgetsProposed, s.Forgotten, s.ForgetChecks),
 		},
 	}
 }

@@ -55,7 +55,8 @@ func (s *Store) control(nowNs int64) {
 	for _, id := range slices.Sorted(maps.Keys(s.heard)) {
 		h := s.heard[id]
 		m, ok := s.sm.members[id]
-		if (!ok || m.Addr != h.addr) && nowNs-h.atNs < s.cfg.DeadAfterNs && !s.sm.forgotten[id] {
+		if (!ok || m.Addr != h.addr) && nowNs-h.atNs < s.cfg.DeadAfterNs &&
+			(!s.sm.forgotten[id] || mutNoTombstone) {
 			s.controlPropose(nowNs, id, Command{Kind: JoinMember, Member: id, Addr: h.addr, Alive: true})
 		}
 	}

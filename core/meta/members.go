@@ -53,7 +53,7 @@ func (c Command) checkMember() error {
 func (m *machine) checkMember(c Command) error {
 	mb, known := m.members[c.Member]
 	switch {
-	case m.forgotten[c.Member]:
+	case m.forgotten[c.Member] && !(mutNoTombstone && c.Kind == JoinMember):
 		return fmt.Errorf("%w: member %d", ErrForgotten, c.Member)
 	case (c.Kind == SetMemberAlive || c.Kind == ForgetMember) && !known:
 		return ErrNoMember
@@ -72,6 +72,9 @@ func (m *machine) applyMember(c Command) {
 		mb.Addr = c.Addr
 	}
 	m.members[c.Member] = mb
+	if mutNoTombstone {
+		delete(m.forgotten, c.Member)
+	}
 }
 
 // liveMembers lists the ids of the members alive now, ascending.

@@ -89,6 +89,9 @@ func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
 // forgottenInConf lists the forgotten ids still in the configuration (voters or
 // learners), by id; never this replica's own.
 func (s *Store) forgottenInConf() []uint64 {
+	if mutKeepForgotten {
+		return nil
+	}
 	var out []uint64
 	for _, id := range slices.Concat(s.confState.GetVoters(), s.confState.GetLearners()) {
 		if s.sm.forgotten[id] && id != s.cfg.ID {

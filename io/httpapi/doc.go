@@ -14,14 +14,16 @@
 // Routes: GET /healthz, GET /readyz, GET /metrics, GET|POST /v1/topics,
 // GET|PATCH|DELETE /v1/topics/{topic}, POST /v1/topics/{topic}/produce,
 // POST /v1/topics/{topic}/produce/batch, GET /v1/topics/{topic}/consume,
-// POST /v1/topics/{topic}/ack. Access control and /v1/cluster/members are not served yet
-// (the latter answers 404).
+// POST /v1/topics/{topic}/ack, GET|POST /v1/users, GET|DELETE /v1/users/{name},
+// PUT /v1/users/{name}/grants, PUT /v1/users/{name}/password, GET /v1/cluster/members and
+// POST /v1/cluster/members/{id}/forget?dry_run=true|false (admin routes: access.go).
 //
 // # Errors
 //
 // Every error is answered {"error":"<message>"} as application/json. statusOf (errors.go)
 // is the one mapping: this layer's own request errors carry their status (400, 404, 405,
-// 413, 415); the node's sentinels map by errors.Is (ErrTopicNotFound 404, ErrTopicExists 409,
+// 413, 415); the node's sentinels map by errors.Is (ErrTopicNotFound, ErrUserNotFound and
+// ErrMemberNotFound 404, ErrTopicExists, ErrUserExists and ErrRefused 409,
 // ErrInvalid and ErrPartitionRange 400, ErrBusy 429, ErrWALFailed, ErrMetastoreFailed and
 // ErrCorrupt 500, ErrShuttingDown, ErrNotReady and ErrPartitionFailed 503, ErrNoSpace 507,
 // ErrLeaseGone, ErrBadHandle and ErrOffsetRemoved 410; ErrPartitionFailed and ErrNoSpace

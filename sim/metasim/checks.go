@@ -55,6 +55,7 @@ func (u *run) heal() {
 	for u.err == nil {
 		if u.healed() {
 			u.stats.HealNs = u.s.Now() - start
+			u.checkForgotten()
 			return
 		}
 		e, ok := u.s.Next()
@@ -71,11 +72,14 @@ func (u *run) healed() bool {
 		return false
 	}
 	var index uint64
-	for i, rep := range u.reps {
+	for _, rep := range u.reps {
+		if u.isForgotten(rep.id) {
+			continue // outside the configuration for good (forget.go)
+		}
 		if !rep.up || len(rep.pending) > 0 {
 			return false
 		}
-		if i == 0 {
+		if index == 0 {
 			index = rep.s.AppliedIndex()
 		}
 		if rep.s.AppliedIndex() != index || !u.holdsAcked(rep) || !u.allAlive(rep) {
@@ -85,15 +89,16 @@ func (u *run) healed() bool {
 	return true
 }
 
-// allAlive: every node joined and the replica's state says it is alive (the leader heard
-// it within DeadAfterNs).
+// allAlive: every node not forgotten joined and the replica's state says it is alive
+// (the leader heard it within DeadAfterNs). Whether a forgotten one is a member is the
+// forget check's (forget.go).
 func (u *run) allAlive(rep *replica) bool {
-	ms := rep.s.Members()
-	if len(ms) != len(u.ids) {
-		return false
+	alive := map[uint64]bool{}
+	for _, m := range rep.s.Members() {
+		alive[m.ID] = m.Alive
 	}
-	for _, m := range ms {
-		if !m.Alive {
+	for _, id := range u.ids {
+		if !alive[id] && !u.isForgotten(id) {
 			return false
 		}
 	}

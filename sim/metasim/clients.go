@@ -16,6 +16,9 @@ func (u *run) clientStep() {
 		u.healStep()
 		return
 	}
+	if u.forgetStep() {
+		return
+	}
 	if len(u.joins) > 0 && u.r.Chance(0.3) {
 		id := u.joins[0]
 		u.joins = u.joins[1:]
@@ -108,9 +111,13 @@ func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 	}
 	delete(rep.pending, d.Token)
 	u.record('A', rep.id, d.Token, boolBit(d.Err == nil))
+	if id, isForget := forgetOf(name); isForget {
+		u.onForgetDone(id, d.Err)
+		return
+	}
 	if id, isJoin := joinOf(name); isJoin {
-		if d.Err == nil {
-			u.joined[id] = true
+		if d.Err == nil || errors.Is(d.Err, meta.ErrForgotten) {
+			u.joined[id] = true // (a forgotten member's join is settled: never again)
 		} else {
 			u.joins = append(u.joins, id)
 		}
@@ -129,6 +136,10 @@ func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 func (u *run) requeue(rep *replica) {
 	for _, tok := range slices.Sorted(maps.Keys(rep.pending)) {
 		u.stats.Lost++
+		if _, isForget := forgetOf(rep.pending[tok]); isForget {
+			u.forgetting = false // ambiguous: isForgotten reads the replicas
+			continue
+		}
 		if id, isJoin := joinOf(rep.pending[tok]); isJoin {
 			u.joins = append(u.joins, id)
 			continue

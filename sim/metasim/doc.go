@@ -12,6 +12,12 @@
 //     time, have a leader, apply a fresh entry on every replica, and hold every topic a
 //     proposal was answered for.
 //
+// In forget seeds (forget.go) one replica stays down long enough to be marked dead, the
+// clients forget it (meta.ForgetMember), and after the heal every other replica must hold
+// it forgotten, not as a member and outside its raft configuration (check "forget"). A
+// replica that knows no leader heartbeats every initial voter, and a member relays the
+// heartbeat of a node outside the configuration to its leader, as the node layer does.
+//
 // Clients propose topic creations with unique names to random replicas; a follower
 // answers ErrNotLeader and the client tries another replica later, a timeout or a crash
 // leaves the proposal ambiguous (retried under the same name, so ErrExists counts as

@@ -1,6 +1,7 @@
 package metasim
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -27,6 +28,7 @@ const (
 	evRestart
 	evClient
 	evCut
+	evOutage // a forget seed's long outage (forget.go)
 )
 
 type event struct {
@@ -57,6 +59,8 @@ type Stats struct {
 	AppliedChecks, CutChanges        uint64
 	SnapshotsSent                    uint64
 	DeadMarks                        uint64 // (member, index) pairs seen dead in an applied state
+	Outages, ForgetsProposed         uint64 // forget seeds (forget.go)
+	Forgotten, ForgetChecks          uint64
 	HealNs                           int64
 	Net                              simnet.Stats
 	DiskSyncFails, DiskWritesDamaged uint64
@@ -90,6 +94,10 @@ type run struct {
 	names   uint64
 	tokens  uint64
 	healing bool
+
+	outage     int             // the replica of the long outage, -1 before (forget.go)
+	forgotten  map[uint64]bool // ids whose forget was answered applied
+	forgetting bool            // a forget proposal waits for its answer
 }
 
 // AckedFloor is the fewest answered proposals a seed must have: one under it did too
@@ -108,7 +116,7 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), acked: map[string]bool{},
-		joined: map[uint64]bool{}}
+		joined: map[uint64]bool{}, outage: -1, forgotten: map[uint64]bool{}}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
 		u.joins = append(u.joins, uint64(i+1))
@@ -124,6 +132,9 @@ func runWith(o Options, r *rng.Rand) Result {
 	}
 	if o.CutGapNs[1] > 0 {
 		u.s.At(u.after(o.CutGapNs), event{kind: evCut})
+	}
+	if o.OutageNs > 0 {
+		u.s.At(o.OutageAtNs, event{kind: evOutage})
 	}
 	for step := 0; step < o.Steps && u.err == nil; step++ {
 		e, ok := u.s.Next()
@@ -195,8 +206,10 @@ func (u *run) handle(e event) {
 			next = u.s.Now() + HealClientGapNs
 		}
 		u.s.At(next, event{kind: evClient})
+	case evOutage:
+		u.startOutage()
 	case evCut:
-		if !u.healing {
+		if !u.healing && !u.inOutage() {
 			u.changeCuts()
 			u.s.At(u.after(u.o.CutGapNs), event{kind: evCut})
 		}
@@ -225,7 +238,10 @@ func (u *run) start(i int) {
 
 // crash kills replica i's process and its machine: ops in flight, messages it would have
 // sent and unanswered proposals are lost; the disk applies its crash model.
-func (u *run) crash(i int) {
+func (u *run) crash(i int) { u.crashFor(i, -1) }
+
+// crashFor is crash with the replica down for downNs (-1: drawn from RestartNs).
+func (u *run) crashFor(i int, downNs int64) {
 	rep := u.reps[i]
 	if !rep.up {
 		return
@@ -237,7 +253,11 @@ func (u *run) crash(i int) {
 	rep.epoch = u.epochs
 	u.requeue(rep)
 	rep.d.Kill() // a process crash (page cache kept) or a machine crash
-	u.s.At(u.after(u.o.RestartNs), event{kind: evRestart, node: i})
+	at := u.s.Now() + downNs
+	if downNs < 0 {
+		at = u.after(u.o.RestartNs)
+	}
+	u.s.At(at, event{kind: evRestart, node: i})
 }
 
 func (u *run) onCrashEvent(e event) {
@@ -250,7 +270,9 @@ func (u *run) onCrashEvent(e event) {
 	if u.healing {
 		return
 	}
-	u.crash(u.r.Intn(len(u.reps)))
+	if !u.inOutage() {
+		u.crash(u.r.Intn(len(u.reps)))
+	}
 	u.s.At(u.after(u.o.CrashGapNs), event{kind: evCrash, node: -1})
 }
 
@@ -285,18 +307,46 @@ func (u *run) drain(i int) {
 const (
 	msgRaft      = 'r' // a raft message in its protobuf wire form
 	msgHeartbeat = 'h' // a member's heartbeat to the leader it knows of (no body)
+	msgRelay     = 'y' // a heartbeat relayed to the leader: the heartbeating node's id u64
 )
 
 // heartbeat sends rep's heartbeat to the leader it knows of, as a node does on its timer
-// (a leader hears its own directly).
+// (a leader hears its own directly); knowing none, to every other initial voter.
 func (u *run) heartbeat(rep *replica) {
 	switch l := rep.s.LeaderID(); {
 	case l == rep.id:
 		rep.s.Heartbeat(u.nowOf(rep), rep.id, addrOf(rep.id))
 	case l != 0:
-		for _, d := range u.net.Send(u.s.Now(), rep.id, l, []byte{msgHeartbeat}) {
-			u.s.At(d.AtNs, event{kind: evMsg, msg: d})
+		u.sendRaw(rep.id, l, []byte{msgHeartbeat})
+	default:
+		for _, id := range u.ids {
+			if id != rep.id {
+				u.sendRaw(rep.id, id, []byte{msgHeartbeat})
+			}
 		}
+	}
+}
+
+func (u *run) sendRaw(from, to uint64, body []byte) {
+	for _, d := range u.net.Send(u.s.Now(), from, to, body) {
+		u.s.At(d.AtNs, event{kind: evMsg, msg: d})
+	}
+}
+
+// onHeartbeat records a heartbeat as the node layer does (core/node peers.go): its
+// own, or one a member relayed for a node outside the configuration; and relays to the
+// leader the heartbeat of a node outside the configuration.
+func (u *run) onHeartbeat(rep *replica, d simnet.Delivery[[]byte]) {
+	now := u.nowOf(rep)
+	if d.Msg[0] == msgRelay {
+		if from := binary.LittleEndian.Uint64(d.Msg[1:]); rep.s.IsMember(d.From) && !rep.s.InConf(from) {
+			rep.s.Heartbeat(now, from, addrOf(from))
+		}
+		return
+	}
+	rep.s.Heartbeat(now, d.From, addrOf(d.From))
+	if l := rep.s.LeaderID(); l != 0 && l != rep.id && !rep.s.InConf(d.From) {
+		u.sendRaw(rep.id, l, binary.LittleEndian.AppendUint64([]byte{msgRelay}, d.From))
 	}
 }
 
@@ -325,9 +375,9 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 	if !u.net.Arrives(d) || i < 0 || i >= len(u.reps) || !u.reps[i].up {
 		return
 	}
-	if d.Msg[0] == msgHeartbeat {
-		u.record('b', d.From, d.To)
-		u.reps[i].s.Heartbeat(u.nowOf(u.reps[i]), d.From, addrOf(d.From))
+	if d.Msg[0] == msgHeartbeat || d.Msg[0] == msgRelay {
+		u.record('b', d.From, d.To, uint64(d.Msg[0]))
+		u.onHeartbeat(u.reps[i], d)
 		return
 	}
 	m := &raftpb.Message{}

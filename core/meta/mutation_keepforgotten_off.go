@@ -1,0 +1,5 @@
+//go:build !narad_mut_keepforgotten
+
+package meta
+
+const mutKeepForgotten = false

@@ -1,0 +1,5 @@
+//go:build !narad_mut_notombstone
+
+package meta
+
+const mutNoTombstone = false
