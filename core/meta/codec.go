@@ -137,6 +137,14 @@ type stateJSON struct {
 	Users    []userJSON   `json:"users,omitempty"`   // sorted by name
 	// Forgotten: the ids of forgotten members, ascending.
 	Forgotten []uint64 `json:"forgotten,omitempty"`
+	// Epochs: the partitions' epochs of the topics that have one above 0, by topic id.
+	Epochs []epochsJSON `json:"epochs,omitempty"`
+}
+
+// epochsJSON is one topic's partition epochs in the snapshot.
+type epochsJSON struct {
+	Topic  uint64   `json:"topic"`
+	Epochs []uint32 `json:"epochs"`
 }
 
 // userJSON is a user in the snapshot: User with its hash, which User never marshals.
@@ -167,6 +175,9 @@ func encodeState(m *machine) []byte {
 		st.Users = append(st.Users, userJSON{User: m.users[name], Hash: m.users[name].Hash})
 	}
 	st.Forgotten = slices.Sorted(maps.Keys(m.forgotten))
+	for _, id := range slices.Sorted(maps.Keys(m.epochs)) {
+		st.Epochs = append(st.Epochs, epochsJSON{Topic: id, Epochs: m.epochs[id]})
+	}
 	b, err := json.Marshal(st)
 	assert.That(err == nil, "meta: state does not marshal")
 	return b
@@ -258,6 +269,14 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 			return nil, errBody
 		}
 		m.forgotten[id] = true
+	}
+	for i, e := range st.Epochs {
+		name, ok := m.byID[e.Topic]
+		if !ok || (i > 0 && e.Topic <= st.Epochs[i-1].Topic) ||
+			len(e.Epochs) > int(m.byName[name].Partitions) {
+			return nil, errBody
+		}
+		m.epochs[e.Topic] = e.Epochs
 	}
 	return m, nil
 }

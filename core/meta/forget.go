@@ -30,12 +30,31 @@ var (
 	ErrForgotten = errors.New("meta: the member was forgotten")
 )
 
-// Reassignment is one partition a forget gives to another member.
+// Reassignment is one partition a forget gives to another member, under Epoch.
 type Reassignment struct {
 	TopicID   uint64
 	Topic     string
 	Partition uint32
 	From, To  uint64
+	Epoch     uint32
+}
+
+// EpochOffsetBits: the records of a partition's epoch e have offsets from EpochBase(e):
+// a partition reassigned empty starts past every offset its earlier copy can have held
+// (2^40 records per epoch), so an offset never names two records.
+const EpochOffsetBits = 40
+
+// EpochBase is the first offset of a partition's epoch e.
+func EpochBase(e uint32) uint64 { return uint64(e) << EpochOffsetBits }
+
+// PartitionEpoch is the epoch of partition p of topic incarnation topicID.
+func (s *Store) PartitionEpoch(topicID uint64, p uint32) uint32 { return s.sm.epoch(topicID, p) }
+
+func (m *machine) epoch(topicID uint64, p uint32) uint32 {
+	if ep := m.epochs[topicID]; int(p) < len(ep) {
+		return ep[p]
+	}
+	return 0
 }
 
 // checkForget: the member is dead and another live member can take its partitions.
@@ -56,6 +75,10 @@ func (m *machine) forget(id uint64) {
 		owners := slices.Clone(m.owners[r.TopicID]) // an older topic value keeps its own
 		owners[r.Partition] = r.To
 		m.owners[r.TopicID] = owners
+		ep := slices.Clone(m.epochs[r.TopicID])
+		ep = append(ep, make([]uint32, max(0, int(r.Partition)+1-len(ep)))...)
+		ep[r.Partition] = r.Epoch
+		m.epochs[r.TopicID] = ep
 	}
 	delete(m.members, id)
 	m.forgotten[id] = true
@@ -76,7 +99,8 @@ func (m *machine) reassignments(id uint64) []Reassignment {
 				to := live[(tid+uint64(p))%uint64(len(live))]
 				out = append(
 					out,
-					Reassignment{TopicID: tid, Topic: m.byID[tid], Partition: uint32(p), From: id, To: to},
+					Reassignment{TopicID: tid, Topic: m.byID[tid], Partition: uint32(p), From: id, To: to,
+						Epoch: m.epoch(tid, uint32(p)) + 1},
 				)
 			}
 		}

@@ -53,6 +53,10 @@ func TestForgetProperty(t *testing.T) {
 				switch {
 				case o == id && (!isMoved || got != to || !m.members[got].Alive):
 					t.Fatalf("partition %d/%d of the forgotten member went to %d (plan %d)", tid, p, got, to)
+				case o == id && m.epoch(tid, uint32(p)) != 1:
+					t.Fatalf("partition %d/%d reassigned under epoch %d, want 1", tid, p, m.epoch(tid, uint32(p)))
+				case o != id && m.epoch(tid, uint32(p)) != 0:
+					t.Fatalf("partition %d/%d kept its owner but has epoch %d", tid, p, m.epoch(tid, uint32(p)))
 				case o != id && (isMoved || got != o):
 					t.Fatalf("partition %d/%d of member %d moved to %d", tid, p, o, got)
 				}
@@ -65,7 +69,8 @@ func TestForgetProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("snapshot round trip: %v", err)
 		}
-		if !slices.Equal(slices.Sorted(maps.Keys(back.forgotten)), []uint64{id}) {
+		if !slices.Equal(slices.Sorted(maps.Keys(back.forgotten)), []uint64{id}) ||
+			!maps.EqualFunc(back.epochs, m.epochs, slices.Equal) {
 			t.Fatalf("snapshot round trip: forgotten %v", back.forgotten)
 		}
 	})

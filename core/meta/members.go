@@ -156,6 +156,9 @@ func (s *Store) StateDigest() uint64 {
 	}
 	if len(s.sm.forgotten) > 0 { // printed only when some: digests of other states unchanged
 		fmt.Fprintf(h, ";forgotten %v", slices.Sorted(maps.Keys(s.sm.forgotten)))
+		for _, id := range slices.Sorted(maps.Keys(s.sm.epochs)) {
+			fmt.Fprintf(h, ";epochs %d %v", id, s.sm.epochs[id])
+		}
 	}
 	return h.Sum64()
 }

@@ -223,8 +223,11 @@ type machine struct {
 	members map[uint64]Member
 	// forgotten holds the ids of members given up (forget.go): never members again.
 	forgotten map[uint64]bool
-	owners    map[uint64][]uint64 // topic id -> owner of each partition (members.go)
-	commands  uint64              // command entries applied, answered with an error or not
+	// epochs: topic id -> each partition's epoch, raised when a forget reassigns it
+	// (forget.go); absent, or shorter than the partitions: 0.
+	epochs   map[uint64][]uint32
+	owners   map[uint64][]uint64 // topic id -> owner of each partition (members.go)
+	commands uint64              // command entries applied, answered with an error or not
 }
 
 func newMachine() *machine {
@@ -233,6 +236,7 @@ func newMachine() *machine {
 		byID:      map[uint64]string{},
 		members:   map[uint64]Member{},
 		forgotten: map[uint64]bool{},
+		epochs:    map[uint64][]uint32{},
 		owners:    map[uint64][]uint64{},
 		users:     map[string]User{},
 	}
@@ -323,6 +327,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		delete(m.byName, t.Name)
 		delete(m.byID, t.ID)
 		delete(m.owners, t.ID)
+		delete(m.epochs, t.ID)
 	case PatchTopic:
 		if old := m.owners[t.ID]; len(old) > 0 {
 			m.setOwners(t.ID, m.assign(old, int(t.Partitions), index))

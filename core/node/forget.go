@@ -21,11 +21,14 @@ type ForgetReport struct {
 	Partitions []ForgetPartition
 }
 
-// ForgetPartition is one partition a forget reassigns.
+// ForgetPartition is one partition a forget reassigns, under a new epoch whose offsets
+// start at FirstOffset (meta.EpochBase): no offset of the records given up is reused.
 type ForgetPartition struct {
-	Topic     string
-	Partition uint32
-	From, To  uint64
+	Topic       string
+	Partition   uint32
+	From, To    uint64
+	Epoch       uint32
+	FirstOffset uint64
 }
 
 // ForgetMember forgets member id, or with dryRun answers what it would do. Refusals:
@@ -65,8 +68,8 @@ func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment) *F
 		if owners := n.meta.Owners(p.TopicID); !dryRun && int(p.Partition) < len(owners) {
 			to = owners[p.Partition]
 		}
-		r.Partitions = append(r.Partitions,
-			ForgetPartition{Topic: p.Topic, Partition: p.Partition, From: p.From, To: to})
+		r.Partitions = append(r.Partitions, ForgetPartition{Topic: p.Topic, Partition: p.Partition,
+			From: p.From, To: to, Epoch: p.Epoch, FirstOffset: meta.EpochBase(p.Epoch)})
 	}
 	return r
 }

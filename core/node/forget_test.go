@@ -80,6 +80,10 @@ func TestForgetDeadMember(t *testing.T) {
 	if got.Err != nil || len(got.Messages) != 1 || string(got.Messages[0].Payload) != "after" {
 		t.Fatalf("consume the reassigned partition: %v %+v", got.Err, got.Messages)
 	}
+	if off := got.Messages[0].Offset; off != meta.EpochBase(1) || r.Forget.Partitions[0].FirstOffset != off {
+		t.Fatalf("the first record of epoch 1 at offset %d, want %d (report %d)", off, meta.EpochBase(1),
+			r.Forget.Partitions[0].FirstOffset)
+	}
 
 	c.mayFail[dead] = true
 	c.cut[id] = false

@@ -78,6 +78,8 @@ func (n *Node) newPartitionMachines(
 		Dir:             partDir("parts", k),
 		SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
 		RetentionMs:     t.RetentionMs,
+		// an empty log under a new epoch starts past every offset of the copy it replaces
+		BaseOffset: meta.EpochBase(n.meta.PartitionEpoch(k.topicID, k.index)),
 	}
 	if verifiedEnd != nil {
 		cfg.VerifiedEnd, cfg.HasVerifiedEnd = *verifiedEnd, true

@@ -25,6 +25,12 @@ type Config struct {
 	// reopened log serves its verified prefix only (the records were sent again).
 	VerifiedEnd    uint64
 	HasVerifiedEnd bool
+
+	// BaseOffset is the first offset of a log that holds no segment yet: a partition
+	// given to a new owner under a new epoch (core/meta forget.go) starts past every
+	// offset of the copy it replaces, so no offset ever names two records. A log with
+	// segments takes its offsets from them.
+	BaseOffset uint64
 }
 
 // Defaults.

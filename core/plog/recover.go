@@ -181,6 +181,8 @@ func (l *Log) finishScan() {
 	l.segs = rc.segs
 	l.hw = rc.expected
 	if len(l.segs) == 0 {
+		l.hw = max(l.hw, l.cfg.BaseOffset) // an empty log starts at its base (Config)
+		l.oldest = l.hw
 		l.completeRecovery()
 		return
 	}

@@ -93,6 +93,30 @@ func TestRecoveryR1EmptyDirectory(t *testing.T) {
 	}
 }
 
+// An empty log with a base offset starts there (a partition under a new epoch): its
+// first commit lands at the base, an offset below it is removed, and a restart takes
+// the offsets from the segment, whatever the base says then.
+func TestEmptyLogStartsAtItsBaseOffset(t *testing.T) {
+	const base = 3 << 40
+	h := newHarness(t, plog.Config{BaseOffset: base}, nil)
+	if r := h.recovered; r.HighWatermark != base || r.OldestOffset != base {
+		t.Fatalf("%+v", r)
+	}
+	if c := h.commitNow("a", "b"); c.Err != nil || c.BaseOffset != base {
+		t.Fatalf("first commit %+v", c)
+	}
+	if r := h.readNow(5, 1); !errors.Is(r.Err, plog.ErrRemoved) {
+		t.Fatalf("read below the base: %+v", r)
+	}
+	if got := readAll(h, base, base+3); got != fmt.Sprintf("%d=a,%d=b,%d=none", base, base+1, base+2) {
+		t.Fatalf("%s", got)
+	}
+	h2 := newHarness(t, plog.Config{}, h.d)
+	if r := h2.recovered; r.HighWatermark != base+2 || r.OldestOffset != base {
+		t.Fatalf("after a restart: %+v", r)
+	}
+}
+
 func TestRecoveryR2R7ValidFramesCleanEnd(t *testing.T) {
 	d := newDisk()
 	b, _ := frames(0, "a", "b", "c")

@@ -54,10 +54,12 @@ func (s *Server) matchMember(rest string) (*pattern, string) {
 }
 
 type forgetPartitionJSON struct {
-	Topic     string `json:"topic"`
-	Partition uint32 `json:"partition"`
-	From      uint64 `json:"from"`
-	To        uint64 `json:"to"`
+	Topic       string `json:"topic"`
+	Partition   uint32 `json:"partition"`
+	From        uint64 `json:"from"`
+	To          uint64 `json:"to"`
+	Epoch       uint32 `json:"epoch"`
+	FirstOffset uint64 `json:"first_offset"`
 }
 
 type forgetJSON struct {
@@ -91,7 +93,8 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request, idText string) (
 	out := forgetJSON{Member: rep.Member, DryRun: rep.DryRun, Partitions: []forgetPartitionJSON{}}
 	for _, p := range rep.Partitions {
 		out.Partitions = append(out.Partitions,
-			forgetPartitionJSON{Topic: p.Topic, Partition: p.Partition, From: p.From, To: p.To})
+			forgetPartitionJSON{Topic: p.Topic, Partition: p.Partition, From: p.From, To: p.To,
+				Epoch: p.Epoch, FirstOffset: p.FirstOffset})
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
