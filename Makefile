@@ -31,7 +31,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_reopentail:./core/plog:TestReopenCutsFramesPastTheVerifiedEnd \
 	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
 	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn \
-	narad_mut_readctx:./core/node:TestLateReadAnswerOfAnEarlierProcessConfirmsNothing
+	narad_mut_readctx:./core/node:TestLateReadAnswerOfAnEarlierProcessConfirmsNothing \
+	narad_mut_noforgottenstop:./core/node:TestForgetDeadMember
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

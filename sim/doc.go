@@ -94,6 +94,10 @@
 //	                              read answer of an earlier process makes a new
 //	                              one ready behind the leader (cluster seed 966
 //	                              drew it once; TestLateReadAnswerOf…)
+//	noforgottenstop    node       a forgotten node that comes back is not told to   unit     (test)
+//	                              stop and lingers with its stale copies
+//	                              (TestForgetDeadMember; clustersim's forgotten
+//	                              node never returns)
 //	loststate          meta       a wiped member under its old id steps the         unit     (test)
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no

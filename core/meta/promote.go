@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,28 +37,33 @@ func VotersTarget(members int) int {
 var ErrGuard = errors.New("meta: refused by a membership guard")
 
 // promote shapes the raft configuration to the members, in one change: forgotten ids
-// leave it (forget.go), and live learners caught up with the log are made voters, as
-// many as the configuration lacks (VotersTarget). One change is in flight at a time,
-// tried again after RequestTimeoutTicks.
+// leave it (forget.go), live learners caught up with the log are made voters, as many as
+// the configuration lacks (VotersTarget), and voters past the target are made learners
+// (four members after a forget of one of five keep three voters). One change is in
+// flight at a time, tried again after RequestTimeoutTicks.
 func (s *Store) promote(st raft.BasicStatus) {
 	if len(s.confState.GetVotersOutgoing()) > 0 || s.promoteUntil > s.ticks {
 		return
 	}
 	remove := s.forgottenInConf()
-	voters := 0
-	for _, id := range s.confState.GetVoters() {
-		if !slices.Contains(remove, id) {
-			voters++
-		}
-	}
-	add := s.promotable(st, VotersTarget(len(s.sm.members))-voters)
-	if len(remove)+len(add) == 0 || s.votersGuard(remove, add) != nil {
+	voters := slices.DeleteFunc(slices.Clone(s.confState.GetVoters()), func(id uint64) bool {
+		return slices.Contains(remove, id)
+	})
+	target := VotersTarget(len(s.sm.members))
+	add := s.promotable(st, target-len(voters))
+	demote := s.demotable(voters, len(voters)-target)
+	if len(remove)+len(add)+len(demote) == 0 ||
+		s.votersGuard(slices.Concat(remove, demote), add) != nil {
 		return
 	}
 	cc := &raftpb.ConfChangeV2{}
 	for _, id := range remove {
 		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
 			Type: raftpb.ConfChangeRemoveNode.Enum(), NodeId: new(id)})
+	}
+	for _, id := range demote { // a voter made a learner: it keeps the log, not its vote
+		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
+			Type: raftpb.ConfChangeAddLearnerNode.Enum(), NodeId: new(id)})
 	}
 	for _, id := range add {
 		cc.Changes = append(cc.Changes, &raftpb.ConfChangeSingle{
@@ -84,6 +90,28 @@ func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
 		}
 	}
 	return add
+}
+
+// demotable picks up to n of voters to make learners (the voters past VotersTarget, when
+// a forget left an even number): dead members first, then the highest ids; never this
+// leader, and none while some voter is not a member yet (a cluster forming).
+func (s *Store) demotable(voters []uint64, n int) []uint64 {
+	formed := !slices.ContainsFunc(voters, func(id uint64) bool { return !s.IsMember(id) })
+	if n <= 0 || !formed { // initial voters still joining the members: not past any target
+		return nil
+	}
+	order := slices.Clone(voters)
+	slices.SortFunc(order, func(a, b uint64) int {
+		if ha, hb := s.healthy(a), s.healthy(b); ha != hb {
+			if ha {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(b, a)
+	})
+	order = slices.DeleteFunc(order, func(id uint64) bool { return id == s.cfg.ID })
+	return order[:min(n, len(order))]
 }
 
 // forgottenInConf lists the forgotten ids still in the configuration (voters or

@@ -24,6 +24,7 @@ type ForgetReport struct {
 // ForgetPartition is one partition a forget reassigns, under a new epoch whose offsets
 // start at FirstOffset (meta.EpochBase): no offset of the records given up is reused.
 type ForgetPartition struct {
+	TopicID     uint64 // the topic's incarnation
 	Topic       string
 	Partition   uint32
 	From, To    uint64
@@ -68,10 +69,23 @@ func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment) *F
 		if owners := n.meta.Owners(p.TopicID); !dryRun && int(p.Partition) < len(owners) {
 			to = owners[p.Partition]
 		}
-		r.Partitions = append(r.Partitions, ForgetPartition{Topic: p.Topic, Partition: p.Partition,
-			From: p.From, To: to, Epoch: p.Epoch, FirstOffset: meta.EpochBase(p.Epoch)})
+		r.Partitions = append(
+			r.Partitions,
+			ForgetPartition{TopicID: p.TopicID, Topic: p.Topic, Partition: p.Partition,
+				From: p.From, To: to, Epoch: p.Epoch, FirstOffset: meta.EpochBase(p.Epoch)},
+		)
 	}
 	return r
+}
+
+// MemberForgotten reports whether this node's replica holds id forgotten (for the
+// simulators).
+func (n *Node) MemberForgotten(id uint64) bool { return n.meta.IsForgotten(id) }
+
+// PartitionEpoch is the epoch of partition index of incarnation topicID on this node's
+// replica (for the simulators).
+func (n *Node) PartitionEpoch(topicID uint64, index uint32) uint32 {
+	return n.meta.PartitionEpoch(topicID, index)
 }
 
 // isRefusal reports whether err is a membership refusal of core/meta.

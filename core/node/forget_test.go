@@ -110,3 +110,32 @@ func TestForgetRefusedByTheVotersGuard(t *testing.T) {
 		t.Fatalf("forget: %v", r.Err)
 	}
 }
+
+// Forgetting one of five voters leaves four members: the leader keeps three voters
+// (VotersTarget) and makes the fourth a learner, in the change that removes the
+// forgotten one.
+func TestForgetOneOfFiveLeavesThreeVoters(t *testing.T) {
+	c := newCluster(t, 5)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	dead := (l + 1) % 5
+	c.cut[uint64(dead+1)] = true
+	c.advance(8_000_000_000)
+	l = c.awaitLeader(10_000_000_000)
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.ForgetMember(now, tok, uint64(dead+1), false)
+	}); r.Err != nil {
+		t.Fatalf("forget: %v", r.Err)
+	}
+	c.advance(3_000_000_000)
+	r := c.do(l, func(nd *node.Node, now int64, tok uint64) { nd.ListMembers(now, tok) })
+	voters := 0
+	for _, m := range r.Members {
+		if m.Voter {
+			voters++
+		}
+	}
+	if len(r.Members) != 4 || voters != 3 {
+		t.Fatalf("members after the forget: %+v, want four with three voters", r.Members)
+	}
+}

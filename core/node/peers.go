@@ -115,7 +115,7 @@ func (n *Node) heartbeat(nowNs int64) {
 // takes a relayed heartbeat from a member, for a node outside the configuration.
 func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
 	switch {
-	case m.From == from && n.meta.IsForgotten(from):
+	case m.From == from && n.meta.IsForgotten(from) && !mutNoForgottenStop:
 		n.send(from, wire.Forgotten{Member: from}) // it must stop (forget.go)
 	case m.From == from:
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)

@@ -23,7 +23,8 @@ const (
 	reqChurn
 	reqGetTopic
 	reqStats
-	reqUser // the admin's change of a user (topic: its name; mode: which change)
+	reqUser   // the admin's change of a user (topic: its name; mode: which change)
+	reqForget // a forget seed's forget of the outage's node (forget.go)
 )
 
 // request is a client request waiting for its answer.
@@ -55,13 +56,15 @@ type model struct {
 	seen          map[recKey]uint64      // record -> the message delivered there
 	leases        map[recKey]*leaseState // record -> its latest lease
 	handles       map[string]recKey      // receipt handle -> its record
-	missing       int                    // acked and never delivered
+	missing       int                    // acked and never delivered (nor given up)
+	givenUp       map[uint64]bool        // acked, held only by a forgotten node (forget.go)
 }
 
 func newModel() model {
 	return model{sent: map[uint64]*sent{}, acked: map[uint64]bool{}, refused: map[uint64]bool{},
 		delivered: map[uint64]int{}, firstDelivery: map[uint64]int64{}, places: map[uint64][]recKey{},
-		seen: map[recKey]uint64{}, leases: map[recKey]*leaseState{}, handles: map[string]recKey{}}
+		seen: map[recKey]uint64{}, leases: map[recKey]*leaseState{}, handles: map[string]recKey{},
+		givenUp: map[uint64]bool{}}
 }
 
 func (u *run) isProducer(c int) bool { return c < u.o.Producers }
@@ -288,6 +291,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqUser:
 		u.onUserChanged(req, resp)
 		return
+	case reqForget:
+		u.onForgetAnswer(resp)
+		return
 	}
 	next := u.think()
 	if resp.Err != nil {
@@ -410,7 +416,7 @@ func (u *run) onConsumed(mb *member, req request, resp node.Response) {
 		if t, ok := top[partName(k)]; !ok || k.offset > t.offset {
 			top[partName(k)] = k
 		}
-		if u.m.delivered[id] == 0 && u.m.acked[id] {
+		if u.m.delivered[id] == 0 && u.m.acked[id] && !u.m.givenUp[id] {
 			u.m.missing--
 		}
 		u.m.delivered[id]++
@@ -545,6 +551,9 @@ func (u *run) loseRequests(mb *member) {
 			continue
 		case reqUser:
 			u.scheduleUserStep(true)
+			continue
+		case reqForget:
+			u.forgetPending = false // ambiguous: forgetStep asks a replica
 			continue
 		case reqGetTopic:
 			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})

@@ -38,11 +38,14 @@ type commitTracker struct {
 	// redelivered: messages of a commit whose copy reached a later process of its owner.
 	deliveredTo map[[2]uint64]uint64
 	redelivered map[uint64]bool
+	// committedAt: message -> the owners whose OK answer to a commit holding it arrived.
+	committedAt map[uint64]map[uint64]bool
 }
 
 func newCommitTracker() commitTracker {
 	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}, nonces: map[[2]uint64]uint64{}, retried: map[uint64]bool{},
-		deliveredTo: map[[2]uint64]uint64{}, redelivered: map[uint64]bool{}}
+		deliveredTo: map[[2]uint64]uint64{}, redelivered: map[uint64]bool{},
+		committedAt: map[uint64]map[uint64]bool{}}
 }
 
 // sent notes a message node mb sends; a CommitRequest must not carry a message that an
@@ -81,9 +84,15 @@ func (u *run) commitAnswered(mb *member, body []byte) {
 }
 
 func (u *run) closeCommit(ref commitRef, ok bool) {
-	for _, id := range u.commits.open[ref].msgs {
+	oc := u.commits.open[ref]
+	for _, id := range oc.msgs {
 		if !ok {
 			u.commits.retried[id] = true
+		} else if oc.to != 0 {
+			if u.commits.committedAt[id] == nil {
+				u.commits.committedAt[id] = map[uint64]bool{}
+			}
+			u.commits.committedAt[id][oc.to] = true
 		}
 		if u.commits.holds[[2]uint64{ref.epoch, id}] == ref {
 			delete(u.commits.holds, [2]uint64{ref.epoch, id})

@@ -10,6 +10,11 @@
 // s while the others keep a quorum (no second crash, no cuts meanwhile), so the
 // controller marks it dead and the dispatchers reroute its partitions' records.
 //
+// In half the outage seeds the node is forgotten once marked dead (forget.go): it never
+// comes back, its partitions restart under a new epoch on live members, and only the
+// messages it alone held are given up (no longer owed to invariant 2); every check
+// below holds across the forget.
+//
 // Faults start once the main topic exists (before, a crash or a cut could keep a member
 // from being listed alive, and the topic from ever being made: seeds 7, 35, 36 and 109
 // once produced nothing). In 5-node clusters a network change may be a 2|3 split; in

@@ -48,8 +48,8 @@ func (u *run) heal() {
 	u.net.Heal()
 	for i, mb := range u.members {
 		mb.d.SetFaults(false)
-		if !mb.up {
-			u.start(i)
+		if !mb.up && !u.isForgottenNode(i) && !(u.forgetOpen() && i == u.outageNode) {
+			u.start(i) // (an open forget's node starts once it is settled: forget.go)
 		}
 	}
 	for x, a := range u.ids {
@@ -102,7 +102,7 @@ func (u *run) look() ([]uint64, func(uint64) bool) {
 func (u *run) undelivered(max int) []uint64 {
 	var out []uint64
 	for _, id := range slices.Sorted(maps.Keys(u.m.acked)) {
-		if u.m.delivered[id] == 0 && len(out) < max {
+		if u.m.delivered[id] == 0 && !u.m.givenUp[id] && len(out) < max {
 			out = append(out, id)
 		}
 	}

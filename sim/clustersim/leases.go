@@ -82,7 +82,7 @@ const clockMarginNs = 1_000_000
 
 // ownerCrashed reports whether the owner of the record's partition crashed in [from, to].
 func (u *run) ownerCrashed(k recKey, fromNs, toNs int64) bool {
-	owner, ok := u.owner(k.topicID, k.part)
+	owner, ok := u.recOwner(k)
 	if !ok {
 		return true // not known: any crash may have been it
 	}
@@ -124,7 +124,7 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 		if u.ackLostWithPartition(k, prev, now) {
 			return causeAckReopen, nil
 		}
-		owner, _ := u.owner(k.topicID, k.part)
+		owner, _ := u.recOwner(k)
 		return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered again to client %d after its ack was answered OK at %d ns, with no crash of its owner (node %d, crashes %v) within the ack-flush window, and no damage to its ack files on that node's disk between the ack and its last crash", k.topicID, k.part, k.offset, id, client, prev.ackDoneNs, owner, u.crashes[max(owner, 1)-1])
 	}
 	if prev.nacked {
@@ -225,7 +225,7 @@ func ackDir(k recKey) string { return fmt.Sprintf("acks/%016x-%d", k.topicID, k.
 // markAck notes record k's owner and its ack-file damage as an ack of k is sent: the
 // owner writes the ack after it gets it, so damage from then on may have lost it.
 func (u *run) markAck(k recKey) ackMark {
-	if owner, ok := u.owner(k.topicID, k.part); ok {
+	if owner, ok := u.recOwner(k); ok {
 		return ackMark{owner: owner, damage: u.members[owner-1].d.Damage(ackDir(k))}
 	}
 	return ackMark{}

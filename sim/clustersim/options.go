@@ -31,6 +31,8 @@ type Options struct {
 	CommitTimeoutNs int64
 	// OutageAtNs, OutageNs: one node crashes then and stays down that long (0: no outage).
 	OutageAtNs, OutageNs int64
+	// Forget: the outage's node is forgotten once marked dead, and never comes back.
+	Forget bool
 	// ChurnGapNs: the churn topic is deleted or created again this often (0: no churn).
 	ChurnGapNs [2]int64
 	// SkewNs, DriftPPM: each node's clock is off by up to SkewNs and runs fast or slow by
@@ -142,14 +144,18 @@ func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 	if r.Chance(0.15) {
 		o.Joiners, o.Nodes = o.Joiners+o.Nodes-1, 1
 	}
+	// The outage's node forgotten once dead (forget.go).
+	if r.Chance(0.5) && o.OutageNs > 0 {
+		o.Forget = true
+	}
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v\n"+
+	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs,
+		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

@@ -57,7 +57,7 @@ func (u *run) ackLostWithPartition(k recKey, prev *leaseState, now int64) bool {
 
 func (u *run) anyOwner(k recKey, f func(*invariants.Poison, invariants.PartRef) bool) bool {
 	ref := invariants.PartRef{TopicID: k.topicID, Index: k.part}
-	if owner, ok := u.owner(k.topicID, k.part); ok {
+	if owner, ok := u.recOwner(k); ok {
 		return f(u.members[owner-1].poison, ref)
 	}
 	for _, mb := range u.members {

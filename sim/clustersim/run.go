@@ -36,6 +36,7 @@ const (
 	evLearnTopic // ask again for the main topic's id
 	evUser       // the admin's next change of a user (users.go)
 	evGiveUp     // a producer's wait for the produce epoch ends (clients.go)
+	evForget     // a forget seed looks whether the outage's node is dead yet (forget.go)
 )
 
 type event struct {
@@ -97,6 +98,7 @@ type Stats struct {
 	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
 	Promoted                                                     uint64 // learners the healed cluster made voters (voters.go)
+	ForgetsProposed, Forgotten, GivenUp                          uint64 // forget seeds (forget.go)
 	NoSpaceRefused                                               uint64 // produces refused for a full WAL device (507)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64
@@ -129,32 +131,39 @@ type run struct {
 	err     error
 	stats   Stats
 
-	epochs       uint64
-	meta         *invariants.MetaHistory // leaders by term, states by applied index (invariant 6)
-	appliedMax   uint64                  // the highest metastore index any replica applied
-	ready        bool                    // the topic exists, with owners over every member
-	healing      bool
-	outageUntil  int64 // the long outage's end
-	instant      int64 // the simulated time of the last event, and how many events ran at it
-	atInstant    int
-	tokens       uint64
-	m            model
-	parts        *invariants.PartitionHistory
-	commits      commitTracker
-	churnLive    bool // the churn topic exists, as the last answer said
-	churn        incarnations
-	topicID      uint64 // the main topic's id, once known
-	readyAtNs    int64
-	moves        *invariants.Moves    // recorded reroutes and walks
-	reroutes     [][]reroute          // per member: its dispatchers' reroutes (leases.go)
-	crashes      [][]int64            // per member: when its process died, ascending
-	crashDamage  []map[string]uint64  // per member: its disk's damage counts per directory at its last crash (leases.go)
-	owners       map[moveKey]uint64   // (incarnation, partition) -> owner, once learnt
-	ackArrivals  map[ackArrival]int64 // the latest arrival of a routed ack (acklate.go)
-	steps        []clockStep          // every clock step, in time order
-	visibilityNs int64                // the topics' visibility timeout
-	acc          accessState          // users (Options.Users)
-	waiting      map[int]uint64       // per producer: the token of the produce it waits for
+	epochs      uint64
+	meta        *invariants.MetaHistory // leaders by term, states by applied index (invariant 6)
+	appliedMax  uint64                  // the highest metastore index any replica applied
+	ready       bool                    // the topic exists, with owners over every member
+	healing     bool
+	outageUntil int64 // the long outage's end
+	outageNode  int   // the long outage's node, -1 before it (forget.go)
+	// forget seeds (forget.go): the member forgotten (0: none), a forget in flight, and
+	// the partitions it reassigned.
+	forgotten      uint64
+	forgetPending  bool // a forget request waits for its answer
+	forgetProposed bool // a forget was proposed (its outcome may be open: forgetOpen)
+	reassigned     map[moveKey]reassignment
+	instant        int64 // the simulated time of the last event, and how many events ran at it
+	atInstant      int
+	tokens         uint64
+	m              model
+	parts          *invariants.PartitionHistory
+	commits        commitTracker
+	churnLive      bool // the churn topic exists, as the last answer said
+	churn          incarnations
+	topicID        uint64 // the main topic's id, once known
+	readyAtNs      int64
+	moves          *invariants.Moves    // recorded reroutes and walks
+	reroutes       [][]reroute          // per member: its dispatchers' reroutes (leases.go)
+	crashes        [][]int64            // per member: when its process died, ascending
+	crashDamage    []map[string]uint64  // per member: its disk's damage counts per directory at its last crash (leases.go)
+	owners         map[moveKey]uint64   // (incarnation, partition) -> owner, once learnt
+	ackArrivals    map[ackArrival]int64 // the latest arrival of a routed ack (acklate.go)
+	steps          []clockStep          // every clock step, in time order
+	visibilityNs   int64                // the topics' visibility timeout
+	acc            accessState          // users (Options.Users)
+	waiting        map[int]uint64       // per producer: the token of the produce it waits for
 }
 
 // ackFlushIntervalNs is the nodes' ack flush interval (node.Config.AckFlushIntervalNs).
@@ -172,7 +181,8 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
-		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, ackArrivals: map[ackArrival]int64{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, ackArrivals: map[ackArrival]int64{},
+		outageNode: -1, reassigned: map[moveKey]reassignment{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison()})
@@ -271,7 +281,11 @@ func (u *run) handle(e event) {
 	case evCrash:
 		u.onCrashEvent(e)
 	case evRestart:
-		if !u.members[e.node].up {
+		switch {
+		case u.isForgottenNode(e.node): // given up: never back
+		case u.forgetOpen() && e.node == u.outageNode: // wait for the forget's outcome
+			u.s.At(u.s.Now()+forgetPollNs, e)
+		case !u.members[e.node].up:
 			u.start(e.node)
 		}
 	case evClient:
@@ -280,7 +294,11 @@ func (u *run) handle(e event) {
 		if !u.healing {
 			u.stats.Outages++
 			i := u.r.Intn(len(u.members))
+			u.outageNode = i
 			u.crashFor(i, u.o.OutageNs)
+			if u.o.Forget {
+				u.s.At(u.s.Now()+u.o.DeadAfterNs, event{kind: evForget})
+			}
 			u.outageUntil = u.s.Now() + u.o.OutageNs
 			u.net.Heal() // and no cuts meanwhile: the others keep a working quorum
 		}
@@ -292,6 +310,8 @@ func (u *run) handle(e event) {
 		u.userStep(e.epoch)
 	case evGiveUp:
 		u.giveUp(e.client, e.epoch)
+	case evForget:
+		u.forgetStep()
 	case evStep:
 		u.clockStep()
 	case evCut:

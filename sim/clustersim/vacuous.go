@@ -37,6 +37,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"reroute": s.Rerouted, "walk": s.Walks,
 		"user-change": s.UserChanges, "auth-401": s.AuthUnauthorized, "auth-403": s.AuthForbidden,
 		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden, "partition-reopen": s.PartitionReopens,
+		"forget": s.Forgotten, "forget-given-up": s.GivenUp,
 	}
 }
 

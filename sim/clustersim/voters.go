@@ -15,12 +15,16 @@ import (
 const VotersBoundNs = 20_000_000_000
 
 // awaitVoters runs the healed cluster until every up node's replica has the target
-// number of voters, all of them members of the run.
+// number of voters, all of them members of the run, none forgotten (forget.go).
 func (u *run) awaitVoters() {
 	if u.err != nil {
 		return
 	}
-	want := meta.VotersTarget(len(u.members))
+	members := len(u.members)
+	if u.forgotten != 0 {
+		members-- // (forget.go) out of the configuration for good
+	}
+	want := meta.VotersTarget(members)
 	short := func() ([]string, bool) {
 		var out []string
 		for _, mb := range u.members {
@@ -28,7 +32,9 @@ func (u *run) awaitVoters() {
 				continue
 			}
 			vs := mb.n.Voters()
-			stranger := slices.ContainsFunc(vs, func(v uint64) bool { return !slices.Contains(u.ids, v) })
+			stranger := slices.ContainsFunc(vs, func(v uint64) bool {
+				return !slices.Contains(u.ids, v) || v == u.forgotten
+			})
 			if len(vs) != want || stranger {
 				out = append(out, fmt.Sprintf("n%d:%v", mb.id, vs))
 			}

@@ -1,0 +1,5 @@
+//go:build !narad_mut_noforgottenstop
+
+package node
+
+const mutNoForgottenStop = false
