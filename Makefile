@@ -10,6 +10,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_skipreadback:node:500:invariant-4 narad_mut_ckptearly:node:500:invariant-1 \
 	narad_mut_hwbeforesync:node:500:invariant-4 narad_mut_trusttail:node:40:invariant-4 \
 	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:550-560:voters \
+	narad_mut_epochzero:cluster:20:invariant-4 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \

@@ -86,6 +86,9 @@
 //	                              dropped by the join)
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
 //	                              from one node keeps one voter)
+//	epochzero          node       a partition a forget reassigned starts its new    cluster  invariant 4
+//	                              epoch at offset 0, naming records the old copy
+//	                              had at the same offsets (first at seed 6)
 //	norelay            node       a joiner's heartbeats are not relayed to a        cluster  voters
 //	                              leader it does not know (a promoted learner):
 //	                              it is never seen, never a voter (seeds

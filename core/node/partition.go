@@ -81,6 +81,9 @@ func (n *Node) newPartitionMachines(
 		// an empty log under a new epoch starts past every offset of the copy it replaces
 		BaseOffset: meta.EpochBase(n.meta.PartitionEpoch(k.topicID, k.index)),
 	}
+	if mutEpochZero {
+		cfg.BaseOffset = 0
+	}
 	if verifiedEnd != nil {
 		cfg.VerifiedEnd, cfg.HasVerifiedEnd = *verifiedEnd, true
 	}

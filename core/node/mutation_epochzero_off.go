@@ -1,0 +1,5 @@
+//go:build !narad_mut_epochzero
+
+package node
+
+const mutEpochZero = false
