@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/io/httpapi"
 	"github.com/narad/narad/io/nodeshell"
@@ -191,7 +192,12 @@ func (d *daemon) wait(stop <-chan os.Signal, started time.Time) (status int, fai
 			d.log.Info("shutting down", "signal", sig.String())
 			return 0, false, true
 		case <-d.shell.Failed():
-			d.log.Error("node failed; exiting (a restart recovers from the disk)", "err", d.shell.Failure())
+			err := d.shell.Failure()
+			msg := "node failed; exiting (a restart recovers from the disk)"
+			if errors.Is(err, meta.ErrForgotten) || errors.Is(err, meta.ErrLostState) {
+				msg = "node failed; exiting (a restart will not help: see err)"
+			}
+			d.log.Error(msg, "err", err)
 			return 1, true, true
 		case err := <-d.served:
 			d.log.Error("http server stopped", "err", err)
