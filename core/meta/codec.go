@@ -307,9 +307,11 @@ func grantEqual(a, b access.Grant) bool {
 	return a.Action == b.Action && slices.Equal(a.Patterns, b.Patterns)
 }
 
-// validOwners: one non-zero member id per partition of the topic.
+// validOwners: a non-zero member id per partition of the topic, or fewer owners than
+// partitions (a topic grown while no member was alive: the partitions past the owners
+// are the local node's, as apply leaves them).
 func validOwners(t Topic, owners []uint64) bool {
-	return len(owners) == int(t.Partitions) && !slices.Contains(owners, 0)
+	return len(owners) <= int(t.Partitions) && !slices.Contains(owners, 0)
 }
 
 // EncodeCommand is cmd in the form a follower forwards to the leader (wire.ProposeRequest).

@@ -143,8 +143,11 @@ func (s *Store) IsForgotten(id uint64) bool { return s.sm.forgotten[id] }
 // of healthy ones, or fewer than 3 (with the live learners a change can promote) while 3
 // or more members remain. It reads the applied configuration: one change at a time.
 func (s *Store) forgetGuard(id uint64) error {
+	if id == s.cfg.ID {
+		return fmt.Errorf("%w: leader: member %d leads the metastore", ErrGuard, id)
+	}
 	if len(s.confState.GetVotersOutgoing()) > 0 {
-		return fmt.Errorf("%w: change: a configuration change is in progress, try again", ErrGuard)
+		return fmt.Errorf("%w: a configuration change is in progress, try again", ErrBusy)
 	}
 	left := slices.DeleteFunc(
 		slices.Clone(s.confState.GetVoters()),

@@ -75,3 +75,28 @@ func TestForgetProperty(t *testing.T) {
 		}
 	})
 }
+
+// A topic grown while no member was alive keeps fewer owners than partitions (the new
+// ones are local): its snapshot must load.
+func TestSnapshotOfATopicGrownWithNoLiveMember(t *testing.T) {
+	m := newMachine()
+	run := func(c Command, index uint64) {
+		t.Helper()
+		c.Actor = SystemActor
+		n, err := c.normalize()
+		if err == nil {
+			_, err = m.apply(n, index, 0)
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.Kind, err)
+		}
+	}
+	five, seven := uint32(5), uint32(7)
+	run(Command{Kind: JoinMember, Member: 1, Addr: "a", Alive: true}, 1)
+	run(Command{Kind: CreateTopic, Name: "t0", Partitions: &five}, 2)
+	run(Command{Kind: SetMemberAlive, Member: 1}, 3)
+	run(Command{Kind: PatchTopic, Name: "t0", Partitions: &seven}, 4)
+	if _, err := decodeState(encodeState(m), 4); err != nil {
+		t.Fatalf("the snapshot does not load: %v", err)
+	}
+}

@@ -73,6 +73,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 		n.seenApplied = n.meta.AppliedIndex()
 		n.syncTopics()
 		n.bootstrapRoot(nowNs)
+		n.stopIfForgotten()
 	}
 	if rd.Recovered != nil {
 		n.metaReady = true

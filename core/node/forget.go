@@ -61,13 +61,14 @@ func (n *Node) ForgetMember(nowNs int64, token uint64, id uint64, dryRun bool) {
 }
 
 // forgetReport lists plan's partitions; once the forget is applied here, each one's new
-// owner is read from the replica (the leader's live members may have differed).
+// owner and epoch are read from the replica (the leader's live members may have
+// differed). A topic created or deleted between the plan and the apply is not reflected.
 func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment) *ForgetReport {
 	r := &ForgetReport{Member: id, DryRun: dryRun}
 	for _, p := range plan {
 		to := p.To
 		if owners := n.meta.Owners(p.TopicID); !dryRun && int(p.Partition) < len(owners) {
-			to = owners[p.Partition]
+			to, p.Epoch = owners[p.Partition], n.meta.PartitionEpoch(p.TopicID, p.Partition)
 		}
 		r.Partitions = append(
 			r.Partitions,
@@ -101,7 +102,19 @@ func (n *Node) onForgotten(from uint64, m wire.Forgotten) {
 	if m.Member != n.meta.ID() || !n.meta.IsMember(from) {
 		return
 	}
-	n.fail(fmt.Errorf("%w: %w: member %d was forgotten (member %d says so); its partitions "+
-		"went to other members: wipe its directory and join under a new id",
-		ErrMetastoreFailed, meta.ErrForgotten, m.Member, from))
+	n.failForgotten(fmt.Sprintf("member %d says so", from))
+}
+
+// stopIfForgotten: this node's own replica applied its forget (it was marked dead while
+// it ran, behind a one-way cut, say): it stops at once.
+func (n *Node) stopIfForgotten() {
+	if n.meta.IsForgotten(n.meta.ID()) {
+		n.failForgotten("its own replica applied the forget")
+	}
+}
+
+func (n *Node) failForgotten(how string) {
+	n.fail(fmt.Errorf("%w: %w: member %d was forgotten (%s); its partitions went to other "+
+		"members: wipe its directory and join under a new id",
+		ErrMetastoreFailed, meta.ErrForgotten, n.meta.ID(), how))
 }

@@ -139,3 +139,25 @@ func TestForgetOneOfFiveLeavesThreeVoters(t *testing.T) {
 		t.Fatalf("members after the forget: %+v, want four with three voters", r.Members)
 	}
 }
+
+// A node whose messages are lost but that still hears the others (a one-way cut) is
+// marked dead while it runs; once forgotten, its own replica applies the forget and it
+// stops, though no member ever hears its heartbeat to tell it.
+func TestForgottenNodeBehindAOneWayCutStops(t *testing.T) {
+	c := newCluster(t, 3)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	f := (l + 1) % 3
+	c.drop = func(from, _ uint64, _ []byte) bool { return from == uint64(f+1) }
+	c.mayFail[f] = true
+	c.advance(8_000_000_000)
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.ForgetMember(now, tok, uint64(f+1), false)
+	}); r.Err != nil {
+		t.Fatalf("forget: %v", r.Err)
+	}
+	c.advance(3_000_000_000)
+	if err := c.failed[f]; !errors.Is(err, meta.ErrForgotten) || !strings.Contains(err.Error(), "own replica") {
+		t.Fatalf("the forgotten node behind a one-way cut ended with %v", err)
+	}
+}

@@ -10,10 +10,10 @@ import (
 // rightly answers "gone" for a lease that expired meanwhile, so invariant 9 judges a
 // routed ack by when it arrived, not only by when it was sent.
 
-// ackArrival names the ack of one record in one mode.
+// ackArrival names the ack of one lease (its receipt handle) in one mode.
 type ackArrival struct {
-	rec  recKey
-	mode node.AckMode
+	handle string
+	mode   node.AckMode
 }
 
 // ackArrived notes, for each handle of a routed ack arriving at mb, when it arrived.
@@ -30,17 +30,16 @@ func (u *run) ackArrived(body []byte) {
 	}
 	a := m.(wire.AckRequest)
 	for _, h := range a.Handles {
-		if rec, ok := u.m.handles[h]; ok {
-			u.ackArrivals[ackArrival{rec: rec, mode: node.AckMode(a.Mode)}] = u.s.Now()
-		}
+		u.ackArrivals[ackArrival{handle: h, mode: node.AckMode(a.Mode)}] = u.s.Now()
 	}
 }
 
-// ackReachedNs is the latest time an ack of k in mode, sent at req.callNs, can have
-// reached its owner: the network's slack, or later when a copy of it arrived later.
-func (u *run) ackReachedNs(k recKey, req request) int64 {
+// ackReachedNs is the latest time an ack of handle in req's mode, sent at req.callNs,
+// can have reached its owner: the network's slack, or later when a copy of it arrived
+// later.
+func (u *run) ackReachedNs(handle string, req request) int64 {
 	at := req.callNs + u.netSlackNs()
-	if late, ok := u.ackArrivals[ackArrival{rec: k, mode: req.mode}]; ok && late > at {
+	if late, ok := u.ackArrivals[ackArrival{handle: handle, mode: req.mode}]; ok && late > at {
 		return late
 	}
 	return at

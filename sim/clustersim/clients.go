@@ -36,6 +36,7 @@ type request struct {
 	callNs  int64
 	mode    node.AckMode
 	acked   []recKey      // the records of an ack's handles, in order
+	handles []string      // and the handles
 	leases  []*leaseState // and the leases they named
 	marks   []ackMark     // and their owners' ack-file damage when the ack was sent
 	replay  bool
@@ -453,7 +454,7 @@ func (u *run) ack(mb *member, req request, actor string, handles []string, mode 
 		leases[j] = u.m.leases[recs[j]]
 		marks[j] = u.markAck(recs[j])
 	}
-	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, leases: leases, marks: marks}
+	a := request{client: req.client, kind: reqAck, topic: req.topic, mode: mode, acked: recs, handles: handles, leases: leases, marks: marks}
 	u.submitReq(int(mb.id-1), a, func(n *node.Node, now int64, tok uint64) { n.AckAs(now, tok, actor, req.topic, handles, mode) })
 }
 
@@ -495,7 +496,7 @@ func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Respo
 		return nil // the churn topic's incarnation may be gone, and its leases with it
 	}
 	start := max(l.callNs, l.renewedNs)
-	if u.ackReachedNs(k, req) >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
+	if u.ackReachedNs(req.handles[slices.Index(req.acked, k)], req) >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
 		u.ownerReopened(k, l.callNs, u.s.Now()) || u.anyOwner(k, (*invariants.Poison).Failing) {
 		return nil // a reopen lost the lease, or the partition failed and drains for one
 	}

@@ -70,6 +70,7 @@ func (u *run) commitSent(mb *member, to uint64, body []byte) {
 		}
 		u.commits.holds[[2]uint64{mb.epoch, id}] = ref
 		oc.msgs = append(oc.msgs, id)
+		u.oweAgain(id)
 	}
 	u.commits.open[ref] = oc
 	u.stats.CommitChecks++

@@ -16,7 +16,9 @@ import (
 // gives up what only that node held: the messages answered 202 that are, at the answer,
 // in no partition log of a live node and either in no live node's WAL or committed at
 // the forgotten node (a dispatcher that saw its commit answered OK never sends it
-// again). Those leave invariants 2 and 11; every other message answered 202 must still
+// again). Those leave invariants 2 and 11, until a commit carries one again (a process
+// that replays its WAL after a crash sends what its checkpoint did not cover): then it is
+// owed again (oweAgain); every other message answered 202 must still
 // be delivered after the heal, the reassigned partitions' new records included. The
 // reassigned partitions start under a new epoch whose offsets begin past every old one,
 // so invariants 4 and 8 and linearizability hold across the forget unchanged; the
@@ -129,6 +131,19 @@ func (u *run) giveUpForgotten(id uint64) {
 			u.m.givenUp[m] = true
 			u.m.missing--
 			u.stats.GivenUp++
+		}
+	}
+}
+
+// oweAgain: a message given up is sent in a commit again (a process that crashed before
+// its checkpoint covered the commit the forgotten node answered, or a node down at the
+// forget, replays its WAL): it has a live copy on its way, and is owed again.
+func (u *run) oweAgain(id uint64) {
+	if u.m.givenUp[id] {
+		delete(u.m.givenUp, id)
+		u.stats.OwedAgain++
+		if u.m.delivered[id] == 0 {
+			u.m.missing++
 		}
 	}
 }

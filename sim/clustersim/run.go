@@ -98,7 +98,7 @@ type Stats struct {
 	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
 	Promoted                                                     uint64 // learners the healed cluster made voters (voters.go)
-	ForgetsProposed, Forgotten, GivenUp                          uint64 // forget seeds (forget.go)
+	ForgetsProposed, Forgotten, GivenUp, OwedAgain               uint64 // forget seeds (forget.go)
 	NoSpaceRefused                                               uint64 // produces refused for a full WAL device (507)
 	CutChanges                                                   uint64
 	Replays, PinnedConsumes                                      uint64

@@ -67,5 +67,6 @@ func (s Stats) Summary() []string {
 		}
 		return out
 	}
-	return []string{line("duplicates by cause", s.DupCauses), line("faults", s.Faults()), line("checks", s.Checkers())}
+	return []string{line("duplicates by cause", s.DupCauses), line("faults", s.Faults()), line("checks", s.Checkers()),
+		fmt.Sprintf("forget: proposed=%d given_up=%d owed_again=%d", s.ForgetsProposed, s.GivenUp, s.OwedAgain)}
 }
