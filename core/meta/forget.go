@@ -144,15 +144,12 @@ func (s *Store) IsForgotten(id uint64) bool { return s.sm.forgotten[id] }
 // or more members remain. It reads the applied configuration: one change at a time.
 func (s *Store) forgetGuard(id uint64) error {
 	if id == s.cfg.ID {
-		return fmt.Errorf("%w: leader: member %d leads the metastore", ErrGuard, id)
+		return fmt.Errorf("%w: self: member %d cannot forget itself", ErrGuard, id)
 	}
 	if len(s.confState.GetVotersOutgoing()) > 0 {
 		return fmt.Errorf("%w: a configuration change is in progress, try again", ErrBusy)
 	}
-	left := slices.DeleteFunc(
-		slices.Clone(s.confState.GetVoters()),
-		func(x uint64) bool { return x == id },
-	)
+	left := s.votersWithout(id)
 	members := len(s.sm.members) - 1
 	promotable := 0
 	for _, l := range s.Learners() {

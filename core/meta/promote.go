@@ -46,9 +46,7 @@ func (s *Store) promote(st raft.BasicStatus) {
 		return
 	}
 	remove := s.forgottenInConf()
-	voters := slices.DeleteFunc(slices.Clone(s.confState.GetVoters()), func(id uint64) bool {
-		return slices.Contains(remove, id)
-	})
+	voters := s.votersWithout(remove...)
 	target := VotersTarget(len(s.sm.members))
 	add := s.promotable(st, target-len(voters))
 	demote := s.demotable(voters, len(voters)-target)
@@ -135,10 +133,14 @@ func (s *Store) forgottenInConf() []uint64 {
 // this leader) form a quorum of it: they must be able to commit the change and what
 // follows.
 func (s *Store) votersGuard(remove, add []uint64) error {
-	left := slices.DeleteFunc(slices.Clone(s.confState.GetVoters()), func(id uint64) bool {
-		return slices.Contains(remove, id)
+	return quorumGuard(s.votersWithout(remove...), add, s.healthy)
+}
+
+// votersWithout lists the voters of the applied configuration but ids.
+func (s *Store) votersWithout(ids ...uint64) []uint64 {
+	return slices.DeleteFunc(slices.Clone(s.confState.GetVoters()), func(id uint64) bool {
+		return slices.Contains(ids, id)
 	})
-	return quorumGuard(left, add, s.healthy)
 }
 
 // quorumGuard is votersGuard's rule: the healthy voters of voters plus add are a quorum.
