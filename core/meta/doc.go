@@ -45,9 +45,12 @@
 // The controller also shapes the raft configuration (promote.go). A joiner enters as a
 // learner; the leader promotes live learners whose match is within PromoteLagMax entries
 // of its commit, up to VotersTarget voters (3 from three members, 5 from five), several
-// at once in one ConfChangeV2 (joint consensus, left automatically). A change is made
-// only if the healthy voters of the configuration it leads to are a quorum of it (the
-// quorum guard; ErrGuard names a refusal). A joiner outside the configuration knows no
+// at once in one ConfChangeV2 (joint consensus, left automatically); in the same change
+// it removes forgotten members (ForgetMember, forget.go: a dead member given up, its
+// partitions reassigned empty under a new epoch) and makes voters past the target
+// learners (four members keep three voters). A change is made only if the healthy voters
+// of the configuration it leads to are a quorum of it (the quorum guard; ErrGuard names a
+// refusal). A joiner outside the configuration knows no
 // leader and heartbeats the initial voters; a member that hears it relays the heartbeat
 // to the leader it knows (the node layer, which takes a relayed heartbeat only from a
 // member and only for a node outside the configuration), so a leader that was a
