@@ -10,7 +10,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_skipreadback:node:500:invariant-4 narad_mut_ckptearly:node:500:invariant-1 \
 	narad_mut_hwbeforesync:node:500:invariant-4 narad_mut_trusttail:node:40:invariant-4 \
 	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:550-560:voters \
-	narad_mut_epochzero:cluster:20:invariant-4 \
+	narad_mut_epochzero:cluster:20:invariant-4 narad_mut_nodemote:cluster:209-209:voters \
+	narad_mut_dropreassigned:cluster:20:invariant-2 narad_mut_ackunanswered:cluster:20:invariant-9 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \
@@ -33,7 +34,9 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
 	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn \
 	narad_mut_readctx:./core/node:TestLateReadAnswerOfAnEarlierProcessConfirmsNothing \
-	narad_mut_noforgottenstop:./core/node:TestForgetDeadMember
+	narad_mut_noforgottenstop:./core/node:TestForgetDeadMember \
+	narad_mut_noownstop:./core/node:TestForgottenNodeBehindAOneWayCutStops \
+	narad_mut_novotersguard:./core/meta:TestForgetGuards
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

@@ -101,6 +101,20 @@
 //	                              stop and lingers with its stale copies
 //	                              (TestForgetDeadMember; clustersim's forgotten
 //	                              node never returns)
+//	nodemote           meta       voters past VotersTarget never made learners:     cluster  voters
+//	                              four members after a forget keep four voters
+//	                              (regression seed 209)
+//	dropreassigned     node       a record for a partition a forget reassigned is   cluster  invariant 2
+//	                              discarded though a live WAL held it (the
+//	                              given-up model still owes it; first at seed 6)
+//	ackunanswered      node       a routed ack whose owner never answered is        cluster  invariant 9
+//	                              answered OK (invariant 9, narrowed for late
+//	                              and reopened acks, still bites; first at seed 2)
+//	noownstop          node       a node whose own replica applies its forget goes  unit     (test)
+//	                              on (TestForgottenNodeBehindAOneWayCutStops)
+//	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
+//	                              or more members remain (TestForgetGuards; no
+//	                              seed has a dead learner to reach it)
 //	loststate          meta       a wiped member under its old id steps the         unit     (test)
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no

@@ -157,7 +157,7 @@ func (s *Store) forgetGuard(id uint64) error {
 			promotable++
 		}
 	}
-	if members >= 3 && len(left)+promotable < 3 {
+	if members >= 3 && len(left)+promotable < 3 && !mutNoVotersGuard {
 		return fmt.Errorf("%w: voters: forgetting member %d leaves %d voters and %d live learners "+
 			"while %d members remain (at least 3 voters)", ErrGuard, id, len(left), promotable, members)
 	}

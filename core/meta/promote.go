@@ -95,7 +95,7 @@ func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
 // leader, and none while some voter is not a member yet (a cluster forming).
 func (s *Store) demotable(voters []uint64, n int) []uint64 {
 	formed := !slices.ContainsFunc(voters, func(id uint64) bool { return !s.IsMember(id) })
-	if n <= 0 || !formed { // initial voters still joining the members: not past any target
+	if n <= 0 || !formed || mutNoDemote { // initial voters still joining the members: not past any target
 		return nil
 	}
 	order := slices.Clone(voters)

@@ -133,6 +133,9 @@ func (n *Node) routeAcks(
 
 func fillAckResults(m wire.Message, idx []int, results []error) error {
 	r, ok := m.(wire.AckResponse)
+	if !ok && mutAckUnanswered {
+		return nil
+	}
 	if !ok {
 		return fmt.Errorf("%w: the partition's owner did not answer the ack", ErrNotReady)
 	}

@@ -55,7 +55,8 @@ func (n *Node) routeCommit(nowNs int64, c dispatch.Commit) {
 	if mutNoIncarnation {
 		t, ok = n.meta.Topic(c.Key.Topic)
 	}
-	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions {
+	if !ok || t.Name != c.Key.Topic || c.Key.Partition >= t.Partitions ||
+		mutDropReassigned && n.meta.PartitionEpoch(t.ID, c.Key.Partition) > 0 {
 		n.disp.CommitDone(nowNs, c.ID, dispatch.ErrIncarnation)
 		return
 	}

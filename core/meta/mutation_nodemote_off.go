@@ -1,0 +1,5 @@
+//go:build !narad_mut_nodemote
+
+package meta
+
+const mutNoDemote = false

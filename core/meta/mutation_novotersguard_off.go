@@ -1,0 +1,5 @@
+//go:build !narad_mut_novotersguard
+
+package meta
+
+const mutNoVotersGuard = false

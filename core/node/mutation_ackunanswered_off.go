@@ -1,0 +1,5 @@
+//go:build !narad_mut_ackunanswered
+
+package node
+
+const mutAckUnanswered = false

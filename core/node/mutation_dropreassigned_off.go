@@ -1,0 +1,5 @@
+//go:build !narad_mut_dropreassigned
+
+package node
+
+const mutDropReassigned = false

@@ -1,0 +1,5 @@
+//go:build !narad_mut_noownstop
+
+package node
+
+const mutNoOwnStop = false
