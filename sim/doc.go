@@ -112,6 +112,9 @@
 //	                              and reopened acks, still bites; first at seed 2)
 //	noownstop          node       a node whose own replica applies its forget goes  unit     (test)
 //	                              on (TestForgottenNodeBehindAOneWayCutStops)
+//	noquorumguard      meta       a member's removal skips the quorum guard: a      unit     (test)
+//	                              change may leave the healthy voters without a
+//	                              quorum (TestDecommissionRefusedByTheQuorumGuard)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

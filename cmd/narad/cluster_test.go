@@ -172,12 +172,13 @@ func restartMember(t *testing.T, bin string, ms []*member, m *member) {
 // membersJSON is GET /v1/cluster/members.
 type membersJSON struct {
 	Members []struct {
-		ID     uint64 `json:"id"`
-		Addr   string `json:"addr"`
-		Status string `json:"status"`
-		Leader bool   `json:"leader"`
-		Voter  bool   `json:"voter"`
-		Owned  int    `json:"owned_partitions"`
+		ID       uint64 `json:"id"`
+		Addr     string `json:"addr"`
+		Status   string `json:"status"`
+		Leader   bool   `json:"leader"`
+		Voter    bool   `json:"voter"`
+		Owned    int    `json:"owned_partitions"`
+		Draining bool   `json:"draining"`
 	} `json:"members"`
 }
 

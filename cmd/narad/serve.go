@@ -193,6 +193,10 @@ func (d *daemon) wait(stop <-chan os.Signal, started time.Time) (status int, fai
 			return 0, false, true
 		case <-d.shell.Failed():
 			err := d.shell.Failure()
+			if errors.Is(err, meta.ErrRemoved) { // decommissioned: a clean end
+				d.log.Info("removed from the cluster; exiting", "err", err)
+				return 0, true, true
+			}
 			msg := "node failed; exiting (a restart recovers from the disk)"
 			if errors.Is(err, meta.ErrForgotten) || errors.Is(err, meta.ErrLostState) {
 				msg = "node failed; exiting (a restart will not help: see err)"

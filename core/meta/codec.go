@@ -80,7 +80,7 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 		Member: e.Member, Addr: e.Addr, Alive: e.Alive,
 		Username: e.Username, Actor: e.Actor, Hash: e.Hash, Grants: e.Grants,
 	}}
-	for k := CreateTopic; k <= ForgetMember; k++ {
+	for k := CreateTopic; k <= lastKind; k++ {
 		if e.Kind == k.String() {
 			p.Cmd.Kind = k
 		}
@@ -137,6 +137,8 @@ type stateJSON struct {
 	Users    []userJSON   `json:"users,omitempty"`   // sorted by name
 	// Forgotten: the ids of forgotten members, ascending.
 	Forgotten []uint64 `json:"forgotten,omitempty"`
+	// Removed: the forgotten ids that a decommission removed, ascending.
+	Removed []uint64 `json:"removed,omitempty"`
 	// Epochs: the partitions' epochs of the topics that have one above 0, by topic id.
 	Epochs []epochsJSON `json:"epochs,omitempty"`
 }
@@ -175,6 +177,7 @@ func encodeState(m *machine) []byte {
 		st.Users = append(st.Users, userJSON{User: m.users[name], Hash: m.users[name].Hash})
 	}
 	st.Forgotten = slices.Sorted(maps.Keys(m.forgotten))
+	st.Removed = slices.Sorted(maps.Keys(m.removed))
 	for _, id := range slices.Sorted(maps.Keys(m.epochs)) {
 		st.Epochs = append(st.Epochs, epochsJSON{Topic: id, Epochs: m.epochs[id]})
 	}
@@ -269,6 +272,12 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 			return nil, errBody
 		}
 		m.forgotten[id] = true
+	}
+	for i, id := range st.Removed {
+		if !m.forgotten[id] || (i > 0 && id <= st.Removed[i-1]) {
+			return nil, errBody
+		}
+		m.removed[id] = true
 	}
 	for i, e := range st.Epochs {
 		name, ok := m.byID[e.Topic]

@@ -55,13 +55,21 @@
 // to the leader it knows (the node layer, which takes a relayed heartbeat only from a
 // member and only for a node outside the configuration), so a leader that was a
 // promoted learner still hears it.
+// A member is decommissioned (DecommissionMember, decommission.go): it drains (takes no
+// new partitions, is never promoted), and once it owns no partition the controller
+// proposes RemoveMember, which leaves a tombstone like a forget's, marked removed; the
+// same configuration change then takes it out. A leader that is to be removed hands its
+// leadership to a healthy voter first (raft's TransferLeader). The leader checks the
+// guards (partitions while partitions cannot move, last, voters, quorum) on a current
+// view before it proposes.
 // A member whose state was wiped and that restarts under its old id stops with
 // ErrLostState (forget it, then join under a new id) instead of stepping the leader's
 // messages into an empty log.
 //
 // A topic's partitions get owners when they are created (CreateTopic, and PatchTopic for
 // the partitions it adds): round-robin over the members alive at that entry, starting at
-// the entry's index modulo their number. With no member (a single node that never
+// the entry's index modulo their number; draining members take none while another live
+// member does not drain. With no member (a single node that never
 // joined) partitions have no owner and are local. Owners(topic id) reads them; they are
 // kept in the snapshot with the members.
 //

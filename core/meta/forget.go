@@ -88,7 +88,7 @@ func (m *machine) forget(id uint64) {
 // partition p of topic t to the live member at (t + p) modulo their number, so that a
 // dry run names the same owners the entry will (it does not depend on the entry's index).
 func (m *machine) reassignments(id uint64) []Reassignment {
-	live := slices.DeleteFunc(m.liveMembers(), func(x uint64) bool { return x == id })
+	live := slices.DeleteFunc(m.placeable(), func(x uint64) bool { return x == id })
 	if len(live) == 0 {
 		return nil
 	}
@@ -124,14 +124,18 @@ func (s *Store) ForgetPlan(id uint64) ([]Reassignment, error) {
 	return s.sm.reassignments(id), nil
 }
 
-// membershipGuard runs forgetGuard for a ForgetMember proposal, on a leader whose view is
+// membershipGuard runs the guard of a ForgetMember or DecommissionMember proposal
+// (forgetGuard, decommissionGuard), on a leader whose view is
 // current only (fresh: every entry applied, so no other forget waits in the log).
 func (s *Store) membershipGuard(c Command, st raft.BasicStatus) error {
-	if c.Kind != ForgetMember {
-		return nil
+	if c.Kind != ForgetMember && c.Kind != DecommissionMember {
+		return nil // RemoveMember is the controller's, its guard checked in removeDrained
 	}
 	if !s.fresh(st) {
 		return fmt.Errorf("%w: the leader has entries not applied yet", ErrBusy)
+	}
+	if c.Kind == DecommissionMember {
+		return s.decommissionGuard(c.Member)
 	}
 	return s.forgetGuard(c.Member)
 }
@@ -149,22 +153,33 @@ func (s *Store) forgetGuard(id uint64) error {
 	if len(s.confState.GetVotersOutgoing()) > 0 {
 		return fmt.Errorf("%w: a configuration change is in progress, try again", ErrBusy)
 	}
+	if err := s.votersLeftGuard(id, "forgetting"); err != nil {
+		return err
+	}
+	return quorumGuard(s.votersWithout(id), nil, s.healthy)
+}
+
+// votersLeftGuard refuses a change that takes member id out of the voters when fewer
+// than 3 would remain (with the live learners, not draining, that a change can promote)
+// while 3 or more members remain, or none at all.
+func (s *Store) votersLeftGuard(id uint64, verb string) error {
 	left := s.votersWithout(id)
 	members := len(s.sm.members) - 1
 	promotable := 0
 	for _, l := range s.Learners() {
-		if mb, ok := s.sm.members[l]; ok && mb.Alive && l != id {
+		if mb, ok := s.sm.members[l]; ok && mb.Alive && !mb.Draining && l != id {
 			promotable++
 		}
 	}
 	if members >= 3 && len(left)+promotable < 3 && !mutNoVotersGuard {
-		return fmt.Errorf("%w: voters: forgetting member %d leaves %d voters and %d live learners "+
-			"while %d members remain (at least 3 voters)", ErrGuard, id, len(left), promotable, members)
+		return fmt.Errorf("%w: voters: %s member %d leaves %d voters and %d live learners "+
+			"while %d members remain (at least 3 voters)", ErrGuard, verb, id, len(left), promotable,
+			members)
 	}
 	if len(left) == 0 {
 		return fmt.Errorf("%w: quorum: member %d is the last voter", ErrGuard, id)
 	}
-	return quorumGuard(left, nil, s.healthy)
+	return nil
 }
 
 // healthy: a member alive now, or this replica.

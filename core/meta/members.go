@@ -16,6 +16,8 @@ type Member struct {
 	ID    uint64 `json:"id"`
 	Addr  string `json:"addr"`
 	Alive bool   `json:"alive"`
+	// Draining: being decommissioned (decommission.go): it takes no new partitions.
+	Draining bool `json:"draining,omitempty"`
 }
 
 // Member bounds.
@@ -24,12 +26,13 @@ const (
 	AddrBytesMax = 256
 )
 
-// ErrNoMember answers SetMemberAlive or ForgetMember for a member that never joined.
+// ErrNoMember answers a member command but JoinMember for a member that never joined.
 var ErrNoMember = errors.New("meta: no such member")
 
 // isMemberKind reports whether k is one of the member commands (the system's).
 func isMemberKind(k CommandKind) bool {
-	return k == JoinMember || k == SetMemberAlive || k == ForgetMember
+	return k == JoinMember || k == SetMemberAlive || k == ForgetMember ||
+		k == DecommissionMember || k == CancelDecommission || k == RemoveMember
 }
 
 func (c Command) checkMember() error {
@@ -44,8 +47,8 @@ func (c Command) checkMember() error {
 		return invalid("a member joins alive")
 	case c.Kind == SetMemberAlive && c.Addr != "":
 		return invalid("member-alive takes no address")
-	case c.Kind == ForgetMember && (c.Addr != "" || c.Alive):
-		return invalid("member-forget takes a member id only")
+	case c.Kind != JoinMember && c.Kind != SetMemberAlive && (c.Addr != "" || c.Alive):
+		return invalid("%s takes a member id only", c.Kind)
 	}
 	return nil
 }
@@ -55,10 +58,12 @@ func (m *machine) checkMember(c Command) error {
 	switch {
 	case m.forgotten[c.Member] && !(mutNoTombstone && c.Kind == JoinMember):
 		return fmt.Errorf("%w: member %d", ErrForgotten, c.Member)
-	case (c.Kind == SetMemberAlive || c.Kind == ForgetMember) && !known:
+	case c.Kind != JoinMember && !known:
 		return ErrNoMember
 	case c.Kind == ForgetMember:
 		return m.checkForget(mb)
+	case c.Kind != JoinMember && c.Kind != SetMemberAlive:
+		return m.checkDecommission(c, mb)
 	case c.Kind == JoinMember && !known && len(m.members) >= MembersMax:
 		return invalid("the cluster has %d members already", MembersMax)
 	}
@@ -67,7 +72,7 @@ func (m *machine) checkMember(c Command) error {
 
 func (m *machine) applyMember(c Command) {
 	mb := m.members[c.Member]
-	mb.ID, mb.Alive = c.Member, c.Alive
+	mb.ID, mb.Alive = c.Member, c.Alive // a draining member stays draining
 	if c.Kind == JoinMember {
 		mb.Addr = c.Addr
 	}
@@ -104,7 +109,7 @@ func (s *Store) Owners(topicID uint64) []uint64 { return s.sm.owners[topicID] }
 // an offset drawn from the entry's index (so topics do not all start on the same member).
 // With no live member it returns owners unchanged: partitions stay unassigned (local).
 func (m *machine) assign(owners []uint64, n int, index uint64) []uint64 {
-	live := m.liveMembers()
+	live := m.placeable()
 	if len(live) == 0 {
 		return owners
 	}
@@ -150,7 +155,23 @@ func (s *Store) StateDigest() uint64 {
 			fmt.Fprintf(h, "owner %s;", owner)
 		}
 	}
-	fmt.Fprintf(h, "%+v", s.Members())
+	type digestMember struct { // Member without Draining: digests of other states unchanged
+		ID    uint64
+		Addr  string
+		Alive bool
+	}
+	var draining []uint64
+	members := make([]digestMember, 0, len(s.sm.members))
+	for _, m := range s.Members() {
+		members = append(members, digestMember{ID: m.ID, Addr: m.Addr, Alive: m.Alive})
+		if m.Draining {
+			draining = append(draining, m.ID)
+		}
+	}
+	fmt.Fprintf(h, "%+v", members)
+	if len(draining) > 0 || len(s.sm.removed) > 0 {
+		fmt.Fprintf(h, ";draining %v removed %v", draining, slices.Sorted(maps.Keys(s.sm.removed)))
+	}
 	for _, u := range s.Users() { // none: the digest of a state without users is as it was
 		fmt.Fprintf(h, ";%s %s %v %v", u.Name, u.Hash, u.Grants, u.Root)
 	}

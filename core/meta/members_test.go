@@ -129,7 +129,7 @@ func TestControllerMarksSilentMembersDeadAndBack(t *testing.T) {
 		h.tick()
 		h.completeAll()
 	}
-	if got := fmt.Sprint(h.s.Members()); got != "[{1 127.0.0.1:7001 true} {2 127.0.0.1:7002 false}]" {
+	if got := fmt.Sprint(h.s.Members()); got != "[{1 127.0.0.1:7001 true false} {2 127.0.0.1:7002 false false}]" {
 		t.Fatalf("members after member 2 fell silent: %s", got)
 	}
 	for n := 0; n < 50 && !h.s.Members()[1].Alive; n++ {

@@ -83,7 +83,8 @@ func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
 	for _, id := range s.Learners() {
 		m, member := s.sm.members[id]
 		pr, known := progress[id]
-		if member && m.Alive && known && pr.Match+PromoteLagMax >= st.GetCommit() && len(add) < want {
+		caughtUp := known && pr.Match+PromoteLagMax >= st.GetCommit()
+		if member && m.Alive && !m.Draining && caughtUp && len(add) < want {
 			add = append(add, id)
 		}
 	}
@@ -91,20 +92,27 @@ func (s *Store) promotable(st raft.BasicStatus, want int) []uint64 {
 }
 
 // demotable picks up to n of voters to make learners (the voters past VotersTarget, when
-// a forget left an even number): dead members first, then the highest ids; never this
-// leader, and none while some voter is not a member yet (a cluster forming).
+// a forget left an even number): dead members first, then draining ones, then the highest
+// ids; never this leader, and none while some voter is not a member yet (a cluster forming).
 func (s *Store) demotable(voters []uint64, n int) []uint64 {
 	formed := !slices.ContainsFunc(voters, func(id uint64) bool { return !s.IsMember(id) })
-	if n <= 0 || !formed || mutNoDemote { // initial voters still joining the members: not past any target
+	// !formed: initial voters still joining the members: not past any target.
+	if n <= 0 || !formed || mutNoDemote {
 		return nil
+	}
+	rank := func(id uint64) int { // the dead first, then the draining, then the rest
+		switch {
+		case !s.healthy(id):
+			return 0
+		case s.IsDraining(id):
+			return 1
+		}
+		return 2
 	}
 	order := slices.Clone(voters)
 	slices.SortFunc(order, func(a, b uint64) int {
-		if ha, hb := s.healthy(a), s.healthy(b); ha != hb {
-			if ha {
-				return 1
-			}
-			return -1
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+			return c
 		}
 		return cmp.Compare(b, a)
 	})

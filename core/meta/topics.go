@@ -30,24 +30,29 @@ type CommandKind uint8
 
 // The commands.
 const (
-	CreateTopic     CommandKind = iota + 1 // fails with ErrExists if the name is taken
-	DeleteTopic                            // fails with ErrNotFound
-	PatchTopic                             // fails with ErrNotFound; partitions only grow
-	JoinMember                             // adds or updates a member (Member, Addr); it is alive
-	SetMemberAlive                         // marks a member alive or dead (Member, Alive); ErrNoMember
-	CreateUser                             // adds a user (Username, Hash, Grants); ErrUserExists
-	DeleteUser                             // removes a user (Username); ErrUserNotFound
-	SetUserGrants                          // replaces a user's grants (Username, Grants)
-	SetUserPassword                        // replaces a user's password hash (Username, Hash)
-	CreateRoot                             // adds the root user admin (Hash) unless a root exists
-	ForgetMember                           // gives up a dead member (Member): forget.go
+	CreateTopic        CommandKind = iota + 1 // fails with ErrExists if the name is taken
+	DeleteTopic                               // fails with ErrNotFound
+	PatchTopic                                // fails with ErrNotFound; partitions only grow
+	JoinMember                                // adds or updates a member (Member, Addr); it is alive
+	SetMemberAlive                            // marks a member alive or dead; ErrNoMember
+	CreateUser                                // adds a user (Username, Hash, Grants); ErrUserExists
+	DeleteUser                                // removes a user (Username); ErrUserNotFound
+	SetUserGrants                             // replaces a user's grants (Username, Grants)
+	SetUserPassword                           // replaces a user's password hash (Username, Hash)
+	CreateRoot                                // adds the root user admin (Hash) unless a root exists
+	ForgetMember                              // gives up a dead member (Member): forget.go
+	DecommissionMember                        // starts draining a member: decommission.go
+	CancelDecommission                        // stops a member's drain; ErrNotDraining
+	RemoveMember                              // removes a drained member (the controller's)
+	lastKind           = RemoveMember
 )
 
 var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive",
-	"user-create", "user-delete", "user-grants", "user-password", "user-root", "member-forget"}
+	"user-create", "user-delete", "user-grants", "user-password", "user-root", "member-forget",
+	"member-decommission", "member-recommission", "member-remove"}
 
 func (k CommandKind) String() string {
-	if k >= CreateTopic && k <= ForgetMember {
+	if k >= CreateTopic && k <= lastKind {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
@@ -221,8 +226,10 @@ type machine struct {
 	byName  map[string]Topic
 	byID    map[uint64]string
 	members map[uint64]Member
-	// forgotten holds the ids of members given up (forget.go): never members again.
+	// forgotten holds the ids of members given up (forget.go) or removed
+	// (decommission.go): never members again.
 	forgotten map[uint64]bool
+	removed   map[uint64]bool // the forgotten ids that a decommission removed
 	// epochs: topic id -> each partition's epoch, raised when a forget reassigns it
 	// (forget.go); absent, or shorter than the partitions: 0.
 	epochs   map[uint64][]uint32
@@ -236,6 +243,7 @@ func newMachine() *machine {
 		byID:      map[uint64]string{},
 		members:   map[uint64]Member{},
 		forgotten: map[uint64]bool{},
+		removed:   map[uint64]bool{},
 		epochs:    map[uint64][]uint32{},
 		owners:    map[uint64][]uint64{},
 		users:     map[string]User{},
@@ -337,6 +345,8 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		m.applyMember(c)
 	case ForgetMember:
 		m.forget(c.Member)
+	case DecommissionMember, CancelDecommission, RemoveMember:
+		m.applyDecommission(c)
 	}
 	return result{Topic: t}, nil
 }

@@ -92,23 +92,33 @@ func (n *Node) PartitionEpoch(topicID uint64, index uint32) uint32 {
 // isRefusal reports whether err is a membership refusal of core/meta.
 func isRefusal(err error) bool {
 	return errors.Is(err, meta.ErrGuard) || errors.Is(err, meta.ErrMemberAlive) ||
-		errors.Is(err, meta.ErrForgotten)
+		errors.Is(err, meta.ErrForgotten) || errors.Is(err, meta.ErrNotDraining)
 }
 
 // onForgotten: a member says the cluster forgot this node (it heard this node's
 // heartbeat after the forget). The node stops: its partitions are others' now, and its
 // old copies must never be served. The way back is a new id on an empty directory.
 func (n *Node) onForgotten(from uint64, m wire.Forgotten) {
-	if m.Member != n.meta.ID() || !n.meta.IsMember(from) {
+	if m.Member != n.meta.ID() || !n.meta.IsMember(from) || n.meta.Leader() {
+		return // a leader hands its leadership on first (stopIfForgotten)
+	}
+	if m.Removed {
+		n.failRemoved(fmt.Sprintf("member %d says so", from))
 		return
 	}
 	n.failForgotten(fmt.Sprintf("member %d says so", from))
 }
 
 // stopIfForgotten: this node's own replica applied its forget (it was marked dead while
-// it ran, behind a one-way cut, say): it stops at once.
+// it ran, behind a one-way cut, say) or its removal (decommission.go): it stops at once,
+// unless it leads the metastore: the controller hands the leadership on first (core/meta
+// transferAway), and the node stops once a follower.
 func (n *Node) stopIfForgotten() {
-	if n.meta.IsForgotten(n.meta.ID()) && !mutNoOwnStop {
+	switch id := n.meta.ID(); {
+	case !n.meta.IsForgotten(id) || mutNoOwnStop || n.meta.Leader():
+	case n.meta.IsRemoved(id):
+		n.failRemoved("its own replica applied the removal")
+	default:
 		n.failForgotten("its own replica applied the forget")
 	}
 }

@@ -167,7 +167,8 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 		return
 	}
 	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser ||
-		f.cmd.Kind == meta.ForgetMember {
+		f.cmd.Kind == meta.ForgetMember || f.cmd.Kind == meta.DecommissionMember ||
+		f.cmd.Kind == meta.CancelDecommission {
 		n.respond(Response{Token: f.token})
 		return
 	}

@@ -10,6 +10,7 @@ type MemberInfo struct {
 	Leader          bool // the metastore's raft leader, as this replica knows
 	Voter           bool // a voter of the applied raft configuration (else a learner)
 	OwnedPartitions int
+	Draining        bool // being decommissioned: it takes no new partitions
 }
 
 // Voters lists the voters of the local metastore replica's applied configuration (for
@@ -27,7 +28,7 @@ func (n *Node) ListMembers(nowNs int64, token uint64) {
 	for _, m := range n.meta.Members() {
 		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Alive: m.Alive,
 			Leader: m.ID == leader, Voter: slices.Contains(voters, m.ID),
-			OwnedPartitions: owned[m.ID]})
+			OwnedPartitions: owned[m.ID], Draining: m.Draining})
 	}
 	n.respond(Response{Token: token, Members: out})
 }

@@ -148,6 +148,8 @@ type Response struct {
 	Members  []MemberInfo
 	User     User
 	Forget   *ForgetReport
+	// Decommission: a decommission's answer (decommission.go).
+	Decommission *DecommissionReport
 }
 
 // Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady

@@ -116,7 +116,7 @@ func (n *Node) heartbeat(nowNs int64) {
 func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
 	switch {
 	case m.From == from && n.meta.IsForgotten(from) && !mutNoForgottenStop:
-		n.send(from, wire.Forgotten{Member: from}) // it must stop (forget.go)
+		n.send(from, wire.Forgotten{Member: from, Removed: n.meta.IsRemoved(from)}) // it must stop
 	case m.From == from:
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)
 		leader := n.meta.LeaderID()

@@ -57,7 +57,7 @@ func Decode(b []byte) (Message, error) {
 	case KindHello:
 		m = Hello{From: r.u64(), Nonce: r.u64()}
 	case KindForgotten:
-		m = Forgotten{Member: r.u64()}
+		m = Forgotten{Member: r.u64(), Removed: r.boolean()}
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))

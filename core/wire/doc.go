@@ -46,7 +46,8 @@
 //	                        ConsumeRequest made for that user, whose grant the owner
 //	                        checks again (kind 7: made for the system, security off)
 //	kind 17 AckRequest      actor_len u16 | actor (1-64 bytes) | the body of kind 9
-//	kind 18 Forgotten       member u64: the cluster forgot that member (it must stop)
+//	kind 18 Forgotten       member u64, removed u8 (0 or 1): the cluster forgot that
+//	                        member, or removed it (1): it must stop
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

@@ -158,13 +158,19 @@ func (m Hello) appendBody(b []byte) []byte {
 }
 
 // Forgotten tells node Member that the cluster forgot it (core/meta forget.go): its
-// partitions went to others, and it must stop rather than serve its old state.
-type Forgotten struct{ Member uint64 }
+// partitions went to others, and it must stop rather than serve its old state. Removed:
+// it was removed by a decommission instead (core/meta decommission.go): nothing was
+// given up.
+type Forgotten struct {
+	Member  uint64
+	Removed bool
+}
 
 func (Forgotten) Kind() Kind { return KindForgotten }
 
 func (m Forgotten) valid() bool { return m.Member != 0 }
 
 func (m Forgotten) appendBody(b []byte) []byte {
-	return binary.LittleEndian.AppendUint64(b, m.Member)
+	b = binary.LittleEndian.AppendUint64(b, m.Member)
+	return appendBool(b, m.Removed)
 }

@@ -12,7 +12,7 @@ import (
 func genMessage(t *rapid.T) Message {
 	switch rapid.IntRange(0, 13).Draw(t, "kind") {
 	case 13:
-		return Forgotten{Member: rapid.Uint64Min(1).Draw(t, "member")}
+		return Forgotten{Member: rapid.Uint64Min(1).Draw(t, "member"), Removed: rapid.Bool().Draw(t, "removed")}
 	case 12:
 		return Hello{From: rapid.Uint64Min(1).Draw(t, "from"), Nonce: rapid.Uint64().Draw(t, "nonce")}
 	case 6, 7, 8, 9:
@@ -215,7 +215,7 @@ func FuzzDecode(f *testing.F) {
 		ConsumeResponse{ID: 7, Status: StatusOK, TopicID: 12, Messages: []Delivered{{Partition: 1, Offset: 3, Payload: []byte("v"), Handle: "AAAA"}}},
 		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
-		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77}, Forgotten{Member: 3},
+		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77}, Forgotten{Member: 3}, Forgotten{Member: 4, Removed: true},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 1}, {Index: 2, Failed: true}}},

@@ -15,8 +15,10 @@
 // GET|PATCH|DELETE /v1/topics/{topic}, POST /v1/topics/{topic}/produce,
 // POST /v1/topics/{topic}/produce/batch, GET /v1/topics/{topic}/consume,
 // POST /v1/topics/{topic}/ack, GET|POST /v1/users, GET|DELETE /v1/users/{name},
-// PUT /v1/users/{name}/grants, PUT /v1/users/{name}/password, GET /v1/cluster/members and
-// POST /v1/cluster/members/{id}/forget?dry_run=true|false (admin routes: access.go).
+// PUT /v1/users/{name}/grants, PUT /v1/users/{name}/password, GET /v1/cluster/members,
+// POST /v1/cluster/members/{id}/forget?dry_run=true|false and
+// POST|DELETE /v1/cluster/members/{id}/decommission?dry_run=true|false (admin routes:
+// access.go).
 //
 // # Errors
 //

@@ -334,6 +334,40 @@ func (f *fakeBroker) ForgetMember(ctx context.Context, id uint64, dryRun bool) (
 	return node.ForgetReport{}, node.ErrMemberNotFound
 }
 
+// DecommissionMember: member 1 is refused by a guard, 2 allowed, 3 refused on a dry run.
+func (f *fakeBroker) DecommissionMember(ctx context.Context, id uint64, dryRun bool) (node.DecommissionReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("DecommissionMember", ""); err != nil {
+		return node.DecommissionReport{}, err
+	}
+	switch id {
+	case 1:
+		return node.DecommissionReport{}, fmt.Errorf("%w: meta: refused by a membership guard: quorum", node.ErrRefused)
+	case 2:
+		return node.DecommissionReport{Member: 2, DryRun: dryRun}, nil
+	case 3:
+		return node.DecommissionReport{Member: 3, DryRun: dryRun, Partitions: 4, Refusal: "partitions: member 3 owns 4"}, nil
+	}
+	return node.DecommissionReport{}, node.ErrMemberNotFound
+}
+
+// CancelDecommission: member 2 drains, 1 does not.
+func (f *fakeBroker) CancelDecommission(ctx context.Context, id uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("CancelDecommission", ""); err != nil {
+		return err
+	}
+	switch id {
+	case 1:
+		return fmt.Errorf("%w: meta: the member is not draining", node.ErrRefused)
+	case 2:
+		return nil
+	}
+	return node.ErrMemberNotFound
+}
+
 func (f *fakeBroker) Members(ctx context.Context) ([]node.MemberInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -15,6 +15,7 @@ type memberJSON struct {
 	Leader          bool   `json:"leader"`
 	Voter           bool   `json:"voter"` // a raft voter of the metastore (else a learner)
 	OwnedPartitions int    `json:"owned_partitions"`
+	Draining        bool   `json:"draining"` // being decommissioned
 }
 
 type membersJSON struct {
@@ -38,7 +39,7 @@ func encodeMembers(ms []node.MemberInfo) membersJSON {
 			status = "alive"
 		}
 		out.Members[i] = memberJSON{ID: m.ID, Addr: m.Addr, Status: status, Leader: m.Leader,
-			Voter: m.Voter, OwnedPartitions: m.OwnedPartitions}
+			Voter: m.Voter, OwnedPartitions: m.OwnedPartitions, Draining: m.Draining}
 	}
 	return out
 }
@@ -47,10 +48,14 @@ func encodeMembers(ms []node.MemberInfo) membersJSON {
 // in it (not yet validated).
 func (s *Server) matchMember(rest string) (*pattern, string) {
 	id, sub, _ := strings.Cut(rest, "/")
-	if id == "" || sub != "forget" {
-		return nil, ""
+	switch {
+	case id == "":
+	case sub == "forget":
+		return s.forgetPat, id
+	case sub == "decommission":
+		return s.decomPat, id
 	}
-	return s.forgetPat, id
+	return nil, ""
 }
 
 type forgetPartitionJSON struct {
@@ -72,19 +77,9 @@ type forgetJSON struct {
 // the partitions given up (or that would be, on a dry run); 404 unknown member; 409 a
 // live member, a forgotten one, or a guard (the message names it).
 func (s *Server) forget(w http.ResponseWriter, r *http.Request, idText string) (int, error) {
-	id, err := strconv.ParseUint(idText, 10, 64)
-	if err != nil || id == 0 {
-		return 0, badRequest("member id must be a positive integer")
-	}
-	q, err := parseQuery(r)
+	id, dry, err := memberAndDryRun(r, idText)
 	if err != nil {
 		return 0, err
-	}
-	dry := false
-	if v, ok := q["dry_run"]; ok {
-		if dry, err = strconv.ParseBool(v[0]); err != nil || len(v) != 1 {
-			return 0, badRequest("dry_run must be true or false")
-		}
 	}
 	rep, err := s.b.ForgetMember(r.Context(), id, dry)
 	if err != nil {
@@ -97,4 +92,67 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request, idText string) (
 				Epoch: p.Epoch, FirstOffset: p.FirstOffset})
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// memberAndDryRun parses the member id of a path and its dry_run query (default false).
+func memberAndDryRun(r *http.Request, idText string) (id uint64, dry bool, err error) {
+	id, err = strconv.ParseUint(idText, 10, 64)
+	if err != nil || id == 0 {
+		return 0, false, badRequest("member id must be a positive integer")
+	}
+	q, err := parseQuery(r)
+	if err != nil {
+		return 0, false, err
+	}
+	if v, ok := q["dry_run"]; ok {
+		if dry, err = strconv.ParseBool(v[0]); err != nil || len(v) != 1 {
+			return 0, false, badRequest("dry_run must be true or false")
+		}
+	}
+	return id, dry, nil
+}
+
+type decommissionJSON struct {
+	Member     uint64 `json:"member"`
+	DryRun     bool   `json:"dry_run"`
+	Partitions int    `json:"partitions"` // the partitions the member owns
+	State      string `json:"state,omitempty"`
+	Allowed    *bool  `json:"allowed,omitempty"` // a dry run's verdict
+	Refusal    string `json:"refusal,omitempty"` // why not, naming the guard
+}
+
+// decommission serves POST /v1/cluster/members/{id}/decommission?dry_run=true|false
+// (admin): 202 draining started; a dry run 200 with the verdict (allowed, or the refusal
+// naming its guard); 404 unknown member; 409 a guard or a removed member.
+func (s *Server) decommission(w http.ResponseWriter, r *http.Request, idText string) (int, error) {
+	id, dry, err := memberAndDryRun(r, idText)
+	if err != nil {
+		return 0, err
+	}
+	rep, err := s.b.DecommissionMember(r.Context(), id, dry)
+	if err != nil {
+		return 0, err
+	}
+	out := decommissionJSON{Member: rep.Member, DryRun: rep.DryRun, Partitions: rep.Partitions}
+	if !dry {
+		out.State = "draining"
+		return writeJSON(w, http.StatusAccepted, out)
+	}
+	allowed := rep.Refusal == ""
+	out.Allowed, out.Refusal = &allowed, rep.Refusal
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// cancelDecommission serves DELETE /v1/cluster/members/{id}/decommission (admin): 204
+// the drain stopped; 404 unknown member; 409 not draining.
+func (s *Server) cancelDecommission(w http.ResponseWriter, r *http.Request, idText string) (int, error) {
+	id, err := strconv.ParseUint(idText, 10, 64)
+	if err != nil || id == 0 {
+		return 0, badRequest("member id must be a positive integer")
+	}
+	if err := s.b.CancelDecommission(r.Context(), id); err != nil {
+		return 0, err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, nil
 }

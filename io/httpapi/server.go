@@ -45,6 +45,10 @@ type Broker interface {
 	// ForgetMember gives up a dead member (node.Node.ForgetMember), or with dryRun says
 	// what that would give up.
 	ForgetMember(ctx context.Context, id uint64, dryRun bool) (node.ForgetReport, error)
+	// DecommissionMember starts draining a member (node.Node.DecommissionMember), or with
+	// dryRun says whether it would; CancelDecommission stops the drain.
+	DecommissionMember(ctx context.Context, id uint64, dryRun bool) (node.DecommissionReport, error)
+	CancelDecommission(ctx context.Context, id uint64) error
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
 	UserBroker
@@ -79,6 +83,7 @@ type Server struct {
 	topicPats [5]*pattern         // indexed by topicSub
 	userPats  [3]*pattern         // indexed by subUser…
 	forgetPat *pattern            // /v1/cluster/members/{id}/forget
+	decomPat  *pattern            // /v1/cluster/members/{id}/decommission
 	notFound  *route
 	promH     http.Handler
 	handler   http.Handler
@@ -166,6 +171,8 @@ func (s *Server) buildRoutes() {
 		subUserPassword: s.newPattern(u+"/password", on{"PUT", s.putPassword, permUser}),
 	}
 	s.forgetPat = s.newPattern("/v1/cluster/members/{id}/forget", on{"POST", s.forget, permAdmin})
+	s.decomPat = s.newPattern("/v1/cluster/members/{id}/decommission",
+		on{"POST", s.decommission, permAdmin}, on{"DELETE", s.cancelDecommission, permAdmin})
 	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
 }
 

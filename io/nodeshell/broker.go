@@ -96,6 +96,21 @@ func (s *Shell) ForgetMember(ctx context.Context, id uint64, dryRun bool) (node.
 	return *r.Forget, nil
 }
 
+// DecommissionMember starts draining a member, or with dryRun says whether it would.
+func (s *Shell) DecommissionMember(ctx context.Context, id uint64, dryRun bool) (node.DecommissionReport, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.DecommissionMember(now, tok, id, dryRun) })
+	if err != nil || r.Err != nil {
+		return node.DecommissionReport{}, errors.Join(err, r.Err)
+	}
+	return *r.Decommission, nil
+}
+
+// CancelDecommission stops a member's drain.
+func (s *Shell) CancelDecommission(ctx context.Context, id uint64) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.CancelDecommission(now, tok, id) })
+	return errors.Join(err, r.Err)
+}
+
 // PatchTopic changes a topic through the metastore.
 func (s *Shell) PatchTopic(ctx context.Context, name string, p node.TopicPatch) (node.Topic, error) {
 	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.PatchTopic(now, tok, name, p) })

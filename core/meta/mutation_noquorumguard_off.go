@@ -1,0 +1,5 @@
+//go:build !narad_mut_noquorumguard
+
+package meta
+
+const mutNoQuorumGuard = false
