@@ -37,7 +37,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_noforgottenstop:./core/node:TestForgetDeadMember \
 	narad_mut_noownstop:./core/node:TestForgottenNodeBehindAOneWayCutStops \
 	narad_mut_novotersguard:./core/meta:TestForgetGuards \
-	narad_mut_noquorumguard:./core/node:TestDecommissionRefusedByTheQuorumGuard
+	narad_mut_noquorumguard:./core/node:TestDecommissionRefusedByTheQuorumGuard \
+	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

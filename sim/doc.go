@@ -115,6 +115,9 @@
 //	noquorumguard      meta       a member's removal skips the quorum guard: a      unit     (test)
 //	                              change may leave the healthy voters without a
 //	                              quorum (TestDecommissionRefusedByTheQuorumGuard)
+//	removeearly        node       a draining node proposes its removal with records unit     (test)
+//	                              it answered 202 still in its dispatcher
+//	                              (TestDecommissionedNodeDeliversWhatItAccepted)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

@@ -71,7 +71,7 @@ func (s *Store) control(nowNs int64) {
 		}
 	}
 	s.promote(st)
-	s.removeDrained(nowNs, st)
+	s.leaveIfRemoved(st)
 }
 
 // InConf reports whether id is a voter or a learner of the applied raft configuration.

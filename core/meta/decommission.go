@@ -11,13 +11,14 @@ import (
 
 // Decommissioning a member drains it, then removes it (DecommissionMember). A draining
 // member takes no new partitions (placeable) and is never promoted to voter. Once it owns
-// no partition, the leader's controller proposes RemoveMember: the member leaves, its id
+// no partition and its node holds nothing undelivered (core/node decommission.go), the
+// node proposes its own RemoveMember: the member leaves, its id
 // is kept as a tombstone like a forgotten one's (IsForgotten: never a member again, out
 // of the raft configuration, told to stop when heard) and marked removed (IsRemoved:
 // nothing was given up). CancelDecommission stops a drain that has not finished.
 //
-// A leader that is to be removed first hands its leadership to a healthy voter
-// (transferAway); the new leader removes it.
+// A leader whose removal is applied hands its leadership to a healthy voter
+// (transferAway) before its node stops; the new leader takes it out of the configuration.
 //
 // Partitions do not move yet: a member that owns partitions is refused (guard
 // 'partitions'); draining a member's partitions to the others comes with partition moves.
@@ -142,7 +143,7 @@ func (s *Store) removalGuard(id uint64) error {
 	return nil
 }
 
-// transferAway: this leader is to leave (its removal is due, or applied): it hands the
+// transferAway: this leader is to leave (its removal is applied): it hands the
 // leadership to the healthy voter, not draining, that holds the most of the log (then
 // the lowest id). Raft refuses proposals while the transfer runs and gives it up after
 // an election timeout; the controller asks again.
@@ -164,23 +165,12 @@ func (s *Store) transferAway(st raft.BasicStatus) {
 	}
 }
 
-// removeDrained is the controller's part (leader only, on a current view): a draining
-// member that owns no partition is removed once the guards allow it; this leader, when
-// it is the one (or was removed already), hands its leadership on first.
-func (s *Store) removeDrained(nowNs int64, st raft.BasicStatus) {
+// leaveIfRemoved is the controller's part (leader only, on a current view): a leader
+// whose own removal was applied hands its leadership on; the next leader takes it out
+// of the configuration (promote.go), and its node stops once a follower.
+func (s *Store) leaveIfRemoved(st raft.BasicStatus) {
 	if s.sm.forgotten[s.cfg.ID] {
 		s.transferAway(st)
-		return
-	}
-	for _, id := range slices.Sorted(maps.Keys(s.sm.members)) {
-		if !s.sm.members[id].Draining || s.sm.ownedBy(id) > 0 || s.removalGuard(id) != nil {
-			continue
-		}
-		if id == s.cfg.ID {
-			s.transferAway(st)
-			continue
-		}
-		s.controlPropose(nowNs, id, Command{Kind: RemoveMember, Member: id})
 	}
 }
 

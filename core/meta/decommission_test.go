@@ -12,12 +12,15 @@ func decommission(id uint64) meta.Command {
 	return meta.Command{Kind: meta.DecommissionMember, Member: id}
 }
 
+func remove(id uint64) meta.Command { return meta.Command{Kind: meta.RemoveMember, Member: id} }
+
 func cancelDecommission(id uint64) meta.Command {
 	return meta.Command{Kind: meta.CancelDecommission, Member: id}
 }
 
-// A member that owns no partition is decommissioned: it drains (no new partitions),
-// the controller removes it, and its id is a tombstone marked removed, through a restart.
+// A member that owns no partition is decommissioned: it drains (no new partitions), its
+// removal (which its node proposes) is applied, and its id is a tombstone marked removed,
+// through a restart. A removal of a member not draining is refused.
 // A member that owns partitions is refused while partitions cannot move.
 func TestDecommissionDrainsThenRemoves(t *testing.T) {
 	h := settled(t, meta.Config{SnapshotEveryEntries: 4})
@@ -36,14 +39,15 @@ func TestDecommissionDrainsThenRemoves(t *testing.T) {
 	if d := h.run(decommission(9)); !errors.Is(d.Err, meta.ErrNoMember) {
 		t.Fatalf("decommission of an unknown member: %v", d.Err)
 	}
-	if d := h.run(decommission(3)); d.Err != nil {
+	if d := h.run(remove(3)); !errors.Is(d.Err, meta.ErrNotDraining) {
+		t.Fatalf("removal of a member not draining: %v", d.Err)
+	}
+	if d := h.run(decommission(3)); d.Err != nil || !h.s.IsDraining(3) {
 		t.Fatalf("decommission: %v", d.Err)
 	}
-	for n := 0; n < 50 && h.s.IsMember(3); n++ { // the controller removes it on a tick
-		h.tick()
-		h.completeAll()
+	if d := h.run(remove(3)); d.Err != nil { // its node proposes it once drained
+		t.Fatalf("removal: %v", d.Err)
 	}
-	h.settle()
 	check := func(when string) {
 		if h.s.IsMember(3) || !h.s.IsForgotten(3) || !h.s.IsRemoved(3) || h.s.IsRemoved(2) {
 			t.Fatalf("%s: member %v forgotten %v removed %v", when, h.s.IsMember(3), h.s.IsForgotten(3),
@@ -60,8 +64,7 @@ func TestDecommissionDrainsThenRemoves(t *testing.T) {
 	check("after a restart")
 }
 
-// A draining member takes no new partitions; a cancel ends the drain (the two entries
-// applied before the controller could remove it).
+// A draining member takes no new partitions; a cancel ends the drain.
 func TestDrainingMemberTakesNoPartitionsAndCancels(t *testing.T) {
 	h := settled(t, meta.Config{})
 	for id := uint64(1); id <= 3; id++ {

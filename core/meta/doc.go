@@ -56,12 +56,12 @@
 // member and only for a node outside the configuration), so a leader that was a
 // promoted learner still hears it.
 // A member is decommissioned (DecommissionMember, decommission.go): it drains (takes no
-// new partitions, is never promoted), and once it owns no partition the controller
-// proposes RemoveMember, which leaves a tombstone like a forget's, marked removed; the
-// same configuration change then takes it out. A leader that is to be removed hands its
-// leadership to a healthy voter first (raft's TransferLeader). The leader checks the
-// guards (partitions while partitions cannot move, last, voters, quorum) on a current
-// view before it proposes.
+// new partitions, is never promoted), and once it owns no partition and its node holds
+// nothing undelivered, the node proposes RemoveMember, which leaves a tombstone like a
+// forget's, marked removed; the controller then takes it out of the configuration. A
+// leader whose removal is applied hands its leadership to a healthy voter first (raft's
+// TransferLeader). The leader checks the guards (partitions while partitions cannot
+// move, last, voters, quorum) on a current view before it proposes.
 // A member whose state was wiped and that restarts under its old id stops with
 // ErrLostState (forget it, then join under a new id) instead of stepping the leader's
 // messages into an empty log.

@@ -124,18 +124,21 @@ func (s *Store) ForgetPlan(id uint64) ([]Reassignment, error) {
 	return s.sm.reassignments(id), nil
 }
 
-// membershipGuard runs the guard of a ForgetMember or DecommissionMember proposal
-// (forgetGuard, decommissionGuard), on a leader whose view is
+// membershipGuard runs the guard of a ForgetMember, DecommissionMember or RemoveMember
+// proposal (forgetGuard, decommissionGuard, removalGuard), on a leader whose view is
 // current only (fresh: every entry applied, so no other forget waits in the log).
 func (s *Store) membershipGuard(c Command, st raft.BasicStatus) error {
-	if c.Kind != ForgetMember && c.Kind != DecommissionMember {
-		return nil // RemoveMember is the controller's, its guard checked in removeDrained
+	if c.Kind != ForgetMember && c.Kind != DecommissionMember && c.Kind != RemoveMember {
+		return nil
 	}
 	if !s.fresh(st) {
 		return fmt.Errorf("%w: the leader has entries not applied yet", ErrBusy)
 	}
-	if c.Kind == DecommissionMember {
+	switch c.Kind {
+	case DecommissionMember:
 		return s.decommissionGuard(c.Member)
+	case RemoveMember:
+		return s.removalGuard(c.Member)
 	}
 	return s.forgetGuard(c.Member)
 }

@@ -7,10 +7,13 @@ import (
 )
 
 // Decommissioning a member (POST and DELETE /v1/cluster/members/{id}/decommission):
-// core/meta decommission.go decides and its controller removes the member once drained;
-// this node proposes the start or the cancel, or answers a dry run's verdict. A removed
-// node stops (stopIfForgotten), after handing on the metastore's leadership if it holds
-// it.
+// core/meta decommission.go decides; this node proposes the start or the cancel, or
+// answers a dry run's verdict. A draining node refuses produces (503: produce through
+// another member), and once it owns no partition and every record its WAL accepted is
+// committed at its owner (the dispatcher holds none, no produce is in progress) it
+// proposes its own removal (proposeOwnRemoval): what it answered 202 is never left
+// behind in a WAL that stops. A removed node stops (stopIfForgotten), after handing on
+// the metastore's leadership if it holds it.
 
 // DecommissionReport is a decommission's answer: the member, the partitions it owns
 // (that a drain moves), and on a dry run the refusal it would get ("" if none).
@@ -72,3 +75,44 @@ func (n *Node) failRemoved(how string) {
 
 // IsMember reports whether id is a member on this node's replica (for the simulators).
 func (n *Node) IsMember(id uint64) bool { return n.meta.IsMember(id) }
+
+// RemovalRetryNs: how long a node waits before it proposes its own removal again after
+// a refusal or no answer (a guard that holds for now, a leader change).
+const RemovalRetryNs = 1_000_000_000
+
+// removalState is this member's own removal: a proposal in flight, or the earliest time
+// of the next one.
+type removalState struct {
+	pending bool
+	afterNs int64
+}
+
+// refuseDraining answers a produce ErrNotReady while this member drains.
+func (n *Node) refuseDraining(token uint64) bool {
+	if !n.meta.IsDraining(n.meta.ID()) {
+		return false
+	}
+	n.respond(Response{Token: token, Err: fmt.Errorf("%w: member %d is being decommissioned: "+
+		"produce through another member", ErrNotReady, n.meta.ID())})
+	return true
+}
+
+// proposeOwnRemoval proposes this member's removal once it drains, owns no partition,
+// and holds nothing its dispatcher has not committed (every record answered 202 here is
+// at its owner).
+func (n *Node) proposeOwnRemoval(nowNs int64) {
+	id := n.meta.ID()
+	if n.removal.pending || nowNs < n.removal.afterNs || n.IsReady() != nil ||
+		!n.meta.IsDraining(id) || n.meta.OwnedBy(id) > 0 {
+		return
+	}
+	if held, _ := n.disp.Backlog(); (held > 0 || len(n.produces) > 0 || n.syncInFlight > 0) &&
+		!mutRemoveEarly {
+		return
+	}
+	n.removal.pending = true
+	tok := n.internal(func(now int64, r Response) {
+		n.removal = removalState{afterNs: now + RemovalRetryNs} // applied: the node stops
+	})
+	n.propose(nowNs, tok, meta.Command{Kind: meta.RemoveMember, Member: id})
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/wire"
 )
 
 // decommissionOf asks node via to decommission member id (or cancel, or dry-run it).
@@ -97,5 +98,63 @@ func TestDecommissionRefusedByTheQuorumGuard(t *testing.T) {
 	c.advance(3_000_000_000)
 	if !c.nodes[l].IsMember(uint64(live + 1)) {
 		t.Fatalf("the member was removed")
+	}
+}
+
+// A node decommissioned while its dispatcher still holds records it answered 202 (its
+// commits to their owners are lost for a while, then sent again after the commit timeout) refuses new produces and is not removed
+// until those records are committed at their owners; then it stops, and every one of
+// them is consumed.
+func TestDecommissionedNodeDeliversWhatItAccepted(t *testing.T) {
+	c := newClusterOf(t, 4, 3)
+	c.advance(8_000_000_000)
+	gone := 3 // member 4, a learner: it owns no partition of a topic created while it was cut
+	c.cut[4] = true
+	c.advance(8_000_000_000)
+	l := c.awaitLeader(10_000_000_000)
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "d", Partitions: u32(3)})
+	}); r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	c.cut[4] = false
+	c.advance(8_000_000_000)
+	c.drop = func(from, _ uint64, body []byte) bool {
+		m, err := wire.Decode(body)
+		_, commit := m.(wire.CommitRequest)
+		return from == 4 && err == nil && commit
+	}
+	msgs := make([]node.ProduceMessage, 5)
+	for i := range msgs {
+		msgs[i] = node.ProduceMessage{Partition: int64(i % 3), Payload: []byte{byte('a' + i)}}
+	}
+	if r := c.do(gone, func(nd *node.Node, now int64, tok uint64) { nd.Produce(now, tok, "d", msgs) }); r.Err != nil {
+		t.Fatalf("produce through the node to decommission: %v", r.Err)
+	}
+	c.mayFail[gone] = true
+	if r := decommissionOf(c, l, 4, false); r.Err != nil {
+		t.Fatalf("decommission: %v", r.Err)
+	}
+	c.advance(3_000_000_000)
+	if err := c.failed[gone]; err != nil || !c.nodes[l].IsMember(4) {
+		t.Fatalf("the node was removed with records not committed: %v", err)
+	}
+	if r := c.do(gone, func(nd *node.Node, now int64, tok uint64) { nd.Produce(now, tok, "d", msgs[:1]) }); !errors.Is(r.Err, node.ErrNotReady) {
+		t.Fatalf("produce through a draining node: %v", r.Err)
+	}
+	c.drop = nil
+	c.advance(40_000_000_000) // the lost commits are sent again after the dispatcher's timeout
+	if err := c.failed[gone]; !errors.Is(err, meta.ErrRemoved) {
+		t.Fatalf("the drained node ended with %v", err)
+	}
+	got := 0
+	for p := range int64(3) {
+		r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+			nd.Consume(now, tok, node.ConsumeRequest{Topic: "d", Partition: p, Max: 10})
+		})
+		got += len(r.Messages)
+	}
+	if got != len(msgs) {
+		t.Fatalf("consumed %d of the %d messages answered 202", got, len(msgs))
 	}
 }

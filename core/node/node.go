@@ -92,7 +92,8 @@ type Node struct {
 	counts          nodeCounts   // stats.go
 	rootRetryAtNs   int64        // bootstrapRoot's next try (users.go)
 	nextHeartbeatNs int64
-	seenApplied     uint64 // the metastore index topics were synced at
+	seenApplied     uint64       // the metastore index topics were synced at
+	removal         removalState // this member's own removal (decommission.go)
 }
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
@@ -250,6 +251,7 @@ func (n *Node) Tick(nowNs int64) {
 	n.expireConsumes(nowNs)
 	n.expireInFlight(nowNs)
 	n.reclaim.Tick(nowNs)
+	n.proposeOwnRemoval(nowNs)
 	n.collect(nowNs)
 }
 

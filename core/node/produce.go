@@ -46,7 +46,7 @@ func (c catalog) Owner(incarnation uint64, partition uint32) (uint64, bool) {
 func (n *Node) Produce(nowNs int64, token uint64, topic string, msgs []ProduceMessage) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, topic)
-	if !ok {
+	if !ok || n.refuseDraining(token) {
 		return
 	}
 	if err := checkProduceCount(msgs); err != nil {

@@ -44,7 +44,7 @@ type syncProduce struct {
 func (n *Node) ProduceSync(nowNs int64, token uint64, topic string, msgs []ProduceMessage) {
 	defer n.collect(nowNs)
 	t, ok := n.readyTopic(token, topic)
-	if !ok {
+	if !ok || n.refuseDraining(token) {
 		return
 	}
 	groups, err := n.syncGroups(t, msgs)

@@ -1,0 +1,5 @@
+//go:build !narad_mut_removeearly
+
+package node
+
+const mutRemoveEarly = false
