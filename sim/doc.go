@@ -81,7 +81,9 @@
 //	                              the node) instead of refusing produces
 //	applyearly         meta       entries applied before they are committed         meta     invariant 6
 //	keepforgotten      meta       a forgotten member is never removed from the      meta     forget
-//	                              raft configuration (it keeps its vote)
+//	                              raft configuration (it keeps its vote); in the
+//	                              cluster a removed one neither (decommission,
+//	                              seed 6)
 //	notombstone        meta       a forgotten id may join again (its tombstone      meta     forget
 //	                              dropped by the join)
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
@@ -115,9 +117,12 @@
 //	noquorumguard      meta       a member's removal skips the quorum guard: a      unit     (test)
 //	                              change may leave the healthy voters without a
 //	                              quorum (TestDecommissionRefusedByTheQuorumGuard)
-//	removeearly        node       a draining node proposes its removal with records unit     (test)
-//	                              it answered 202 still in its dispatcher
-//	                              (TestDecommissionedNodeDeliversWhatItAccepted)
+//	removeearly        node       a draining node proposes its removal with records cluster  invariant 2
+//	                              it answered 202 still in its dispatcher, and
+//	                              stops with them (first at seed 21; unit test
+//	                              TestDecommissionedNodeDeliversWhatItAccepted)
+//	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
+//	                              spare drains owning a churn topic's (seed 73)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

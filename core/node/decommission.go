@@ -116,3 +116,15 @@ func (n *Node) proposeOwnRemoval(nowNs int64) {
 	})
 	n.propose(nowNs, tok, meta.Command{Kind: meta.RemoveMember, Member: id})
 }
+
+// MemberDraining reports whether id is being decommissioned on this node's replica (for
+// the simulators).
+func (n *Node) MemberDraining(id uint64) bool { return n.meta.IsDraining(id) }
+
+// InConf reports whether id is a voter or learner of this node's replica's applied raft
+// configuration (for the simulators).
+func (n *Node) InConf(id uint64) bool { return n.meta.InConf(id) }
+
+// OwnedBy counts the partitions member id owns on this node's replica (for the
+// simulators).
+func (n *Node) OwnedBy(id uint64) int { return n.meta.OwnedBy(id) }

@@ -23,8 +23,9 @@ const (
 	reqChurn
 	reqGetTopic
 	reqStats
-	reqUser   // the admin's change of a user (topic: its name; mode: which change)
-	reqForget // a forget seed's forget of the outage's node (forget.go)
+	reqUser         // the admin's change of a user (topic: its name; mode: which change)
+	reqForget       // a forget seed's forget of the outage's node (forget.go)
+	reqDecommission // a decommission seed's decommission of its spare (decommission.go)
 )
 
 // request is a client request waiting for its answer.
@@ -295,6 +296,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqForget:
 		u.onForgetAnswer(resp)
 		return
+	case reqDecommission:
+		u.onDecommissionAnswer(resp)
+		return
 	}
 	next := u.think()
 	if resp.Err != nil {
@@ -346,7 +350,7 @@ func (u *run) onMembers(mb *member, req request, resp node.Response) {
 			alive++
 		}
 	}
-	if resp.Err != nil || alive < len(u.members) || u.ready {
+	if resp.Err != nil || alive < len(u.members)-max(0, min(1, u.spare()+1)) || u.ready {
 		u.s.At(u.think()+10_000_000, event{kind: evClient, client: req.client})
 		return
 	}
@@ -555,6 +559,9 @@ func (u *run) loseRequests(mb *member) {
 			continue
 		case reqForget:
 			u.forgetPending = false // ambiguous: forgetStep asks a replica
+			continue
+		case reqDecommission:
+			u.decom.pending = false // ambiguous: the next poll asks a replica
 			continue
 		case reqGetTopic:
 			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})

@@ -15,6 +15,13 @@
 // messages it alone held are given up (no longer owed to invariant 2); every check
 // below holds across the forget.
 //
+// In a quarter of the seeds a spare node starts once the main topic exists (so it owns
+// none of its partitions), joins while the faults go on, takes produces, and is then
+// decommissioned (decommission.go): it drains, delivers what it accepted, proposes its
+// own removal and stops for good. Nothing is given up; the check `decommission` holds
+// it removed from every replica and their configurations after the heal, and never
+// draining while it owns a partition.
+//
 // Faults start once the main topic exists (before, a crash or a cut could keep a member
 // from being listed alive, and the topic from ever being made: seeds 7, 35, 36 and 109
 // once produced nothing). In 5-node clusters a network change may be a 2|3 split; in

@@ -48,7 +48,7 @@ func (u *run) heal() {
 	u.net.Heal()
 	for i, mb := range u.members {
 		mb.d.SetFaults(false)
-		if !mb.up && !u.isForgottenNode(i) && !(u.forgetOpen() && i == u.outageNode) {
+		if !mb.up && !u.isGoneNode(i) && !(u.forgetOpen() && i == u.outageNode) {
 			u.start(i) // (an open forget's node starts once it is settled: forget.go)
 		}
 	}
@@ -82,6 +82,7 @@ func (u *run) heal() {
 	u.awaitReclaimed()
 	u.awaitReopened()
 	u.awaitVoters()
+	u.awaitDecommissioned()
 	if u.err != nil {
 		return
 	}

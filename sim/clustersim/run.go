@@ -33,10 +33,11 @@ const (
 	evSendFailed // a send of node's failed at the sender: msg is what it sent
 	evPeerReset  // node's connection to peer ended
 	evStep
-	evLearnTopic // ask again for the main topic's id
-	evUser       // the admin's next change of a user (users.go)
-	evGiveUp     // a producer's wait for the produce epoch ends (clients.go)
-	evForget     // a forget seed looks whether the outage's node is dead yet (forget.go)
+	evLearnTopic   // ask again for the main topic's id
+	evUser         // the admin's next change of a user (users.go)
+	evGiveUp       // a producer's wait for the produce epoch ends (clients.go)
+	evForget       // a forget seed looks whether the outage's node is dead yet (forget.go)
+	evDecommission // a decommission seed starts or decommissions its spare (decommission.go)
 )
 
 type event struct {
@@ -90,18 +91,19 @@ type Stats struct {
 	// Access (users.go): the admin's user changes sent and answered done; requests the
 	// gate refused (401, 429, 403, 503 before any user) and checked; routed requests
 	// made for a user that owners served and refused (403).
-	UserOps, UserChanges                                         uint64
-	AuthUnauthorized, AuthThrottled, AuthForbidden, AuthNotReady uint64
-	GateChecks, OwnerChecks, OwnerForbidden                      uint64
-	RerouteChecks                                                uint64 // reroutes held to a dead owner (model.go)
-	ReadyChecks, ReadyBehind                                     uint64 // first ready answers checked, of which after serving behind (readiness.go)
-	ReclaimChecks                                                uint64 // directories removed under a partition root, checked (reclaim.go)
-	PartitionReopens                                             uint64 // failed partitions reopened, each held to a failed op (poison.go)
-	Promoted                                                     uint64 // learners the healed cluster made voters (voters.go)
-	ForgetsProposed, Forgotten, GivenUp, OwedAgain               uint64 // forget seeds (forget.go)
-	NoSpaceRefused                                               uint64 // produces refused for a full WAL device (507)
-	CutChanges                                                   uint64
-	Replays, PinnedConsumes                                      uint64
+	UserOps, UserChanges                                            uint64
+	AuthUnauthorized, AuthThrottled, AuthForbidden, AuthNotReady    uint64
+	GateChecks, OwnerChecks, OwnerForbidden                         uint64
+	RerouteChecks                                                   uint64 // reroutes held to a dead owner (model.go)
+	ReadyChecks, ReadyBehind                                        uint64 // first ready answers checked, of which after serving behind (readiness.go)
+	ReclaimChecks                                                   uint64 // directories removed under a partition root, checked (reclaim.go)
+	PartitionReopens                                                uint64 // failed partitions reopened, each held to a failed op (poison.go)
+	Promoted                                                        uint64 // learners the healed cluster made voters (voters.go)
+	ForgetsProposed, Forgotten, GivenUp, OwedAgain                  uint64 // forget seeds (forget.go)
+	DecommissionsProposed, Removed, DecommissionChecks, DrainChecks uint64 // decommission seeds
+	NoSpaceRefused                                                  uint64 // produces refused for a full WAL device (507)
+	CutChanges                                                      uint64
+	Replays, PinnedConsumes                                         uint64
 	// What the checkers did: deliveries held to their produce (invariants 3 and 8), to
 	// their record's previous lease (9 and 10), ack answers checked (9), replays checked,
 	// high watermarks read, remote commits checked, and linearizability operations.
@@ -141,8 +143,9 @@ type run struct {
 	// forget seeds (forget.go): the member forgotten (0: none), a forget in flight, and
 	// the partitions it reassigned.
 	forgotten      uint64
-	forgetPending  bool // a forget request waits for its answer
-	forgetProposed bool // a forget was proposed (its outcome may be open: forgetOpen)
+	decom          decommissionState // decommission seeds (decommission.go)
+	forgetPending  bool              // a forget request waits for its answer
+	forgetProposed bool              // a forget was proposed (its outcome may be open: forgetOpen)
 	reassigned     map[moveKey]reassignment
 	instant        int64 // the simulated time of the last event, and how many events ran at it
 	atInstant      int
@@ -197,7 +200,12 @@ func runWith(o Options, r *rng.Rand) Result {
 	u.crashDamage = make([]map[string]uint64, len(u.members))
 	u.reroutes = make([][]reroute, len(u.members))
 	for i := range u.members {
-		u.start(i)
+		if i != u.spare() { // it starts once the main topic exists (decommission.go)
+			u.start(i)
+		}
+	}
+	if o.Spare {
+		u.s.At(decommissionPollNs, event{kind: evDecommission})
 	}
 	for c := range o.Producers + o.Consumers + 1 { // and the stats client
 		u.s.At(u.think(), event{kind: evClient, client: c})
@@ -282,7 +290,7 @@ func (u *run) handle(e event) {
 		u.onCrashEvent(e)
 	case evRestart:
 		switch {
-		case u.isForgottenNode(e.node): // given up: never back
+		case u.isGoneNode(e.node): // given up or removed: never back
 		case u.forgetOpen() && e.node == u.outageNode: // wait for the forget's outcome
 			u.s.At(u.s.Now()+forgetPollNs, e)
 		case !u.members[e.node].up:
@@ -293,7 +301,7 @@ func (u *run) handle(e event) {
 	case evOutage:
 		if !u.healing {
 			u.stats.Outages++
-			i := u.r.Intn(len(u.members))
+			i := u.r.Intn(len(u.members) - max(0, min(1, u.spare()+1))) // not the spare
 			u.outageNode = i
 			u.crashFor(i, u.o.OutageNs)
 			if u.o.Forget {
@@ -312,6 +320,8 @@ func (u *run) handle(e event) {
 		u.giveUp(e.client, e.epoch)
 	case evForget:
 		u.forgetStep()
+	case evDecommission:
+		u.decommissionStep()
 	case evStep:
 		u.clockStep()
 	case evCut:
@@ -329,8 +339,12 @@ func (u *run) start(i int) {
 	mb := u.members[i]
 	u.epochs++
 	mb.epoch, mb.up, mb.tickAt, mb.pending = u.epochs, true, 0, map[uint64]request{}
+	voters := u.ids[:u.o.Nodes] // the -peers a node is started with
+	if i == u.spare() {         // started later: told of every member (the first may be forgotten)
+		voters = u.ids[:i]
+	}
 	mb.n = node.New(node.Config{NodeID: fmt.Sprintf("n%d", mb.id), Addr: fmt.Sprintf("n%d:7942", mb.id),
-		Meta: meta.Config{ID: mb.id, Voters: u.ids[:u.o.Nodes], DeadAfterNs: u.o.DeadAfterNs,
+		Meta: meta.Config{ID: mb.id, Voters: voters, DeadAfterNs: u.o.DeadAfterNs,
 			OnApply: func(index, term uint64) { u.onApply(mb, index, term) }},
 		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
 			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
@@ -473,6 +487,7 @@ func (u *run) drain(i int) {
 	}
 	if rd.Failed != nil {
 		u.checkNodeFailure(mb, rd.Failed)
+		u.onNodeStopped(i, rd.Failed)
 		u.stats.Failures++
 		u.record('f', uint64(i))
 		u.s.At(u.s.Now()+1, event{kind: evCrash, node: i, epoch: mb.epoch})

@@ -15,15 +15,14 @@ import (
 const VotersBoundNs = 20_000_000_000
 
 // awaitVoters runs the healed cluster until every up node's replica has the target
-// number of voters, all of them members of the run, none forgotten (forget.go).
+// number of voters, all of them members of the run, none forgotten (forget.go) or
+// removed (decommission.go).
 func (u *run) awaitVoters() {
 	if u.err != nil {
 		return
 	}
-	members := len(u.members)
-	if u.forgotten != 0 {
-		members-- // (forget.go) out of the configuration for good
-	}
+	gone := u.goneIDs() // forgotten (forget.go) or removed (decommission.go): out for good
+	members := len(u.members) - len(gone)
 	want := meta.VotersTarget(members)
 	short := func() ([]string, bool) {
 		var out []string
@@ -33,7 +32,7 @@ func (u *run) awaitVoters() {
 			}
 			vs := mb.n.Voters()
 			stranger := slices.ContainsFunc(vs, func(v uint64) bool {
-				return !slices.Contains(u.ids, v) || v == u.forgotten
+				return !slices.Contains(u.ids, v) || slices.Contains(gone, v)
 			})
 			if len(vs) != want || stranger {
 				out = append(out, fmt.Sprintf("n%d:%v", mb.id, vs))

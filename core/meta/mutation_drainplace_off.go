@@ -1,0 +1,5 @@
+//go:build !narad_mut_drainplace
+
+package meta
+
+const mutDrainPlace = false
