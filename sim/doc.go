@@ -121,6 +121,9 @@
 //	                              it answered 202 still in its dispatcher, and
 //	                              stops with them (first at seed 21; unit test
 //	                              TestDecommissionedNodeDeliversWhatItAccepted)
+//	removedtakes       node       a removed node that still leads the metastore     cluster  invariant 2
+//	                              takes produces and stops with them in its WAL
+//	                              (regression seed 2669)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 73)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)

@@ -33,6 +33,7 @@ func (d *Dispatcher) CommitDone(nowNs int64, id uint64, err error) {
 	d.stats.CommitsFailed++
 	if errors.Is(err, ErrPartitionFailed) {
 		b.failedAt = max(nowNs, 1)
+		b.failedOwner, _ = d.cat.Owner(b.key.Incarnation, b.key.Partition)
 	}
 	for _, e := range batch {
 		e.status = stWaiting

@@ -140,6 +140,7 @@ type bucket struct {
 	discard   bool     // the topic incarnation looks gone: confirm before discarding
 	failedAt  int64    // when the owner last answered that the partition failed (0: not since
 	//                    a success)
+	failedOwner uint64 // the owner that answered it: a new owner (a forget) has not failed
 }
 
 func cmpU64(a, b uint64) int {

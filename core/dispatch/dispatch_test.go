@@ -15,11 +15,15 @@ type fakeCatalog struct {
 	topics   map[string]uint64 // name -> incarnation
 	parts    uint32
 	caughtUp bool
-	dead     map[uint64]bool // owner -> dead; partition p is owned by member p%3+1
+	dead     map[uint64]bool   // owner -> dead; partition p is owned by member p%3+1
+	moved    map[uint32]uint64 // partition -> another owner (a forget reassigned it)
 }
 
 func (c *fakeCatalog) Owner(_ uint64, p uint32) (uint64, bool) {
 	o := uint64(p%3 + 1)
+	if to, ok := c.moved[p]; ok {
+		o = to
+	}
 	return o, c.dead[o]
 }
 

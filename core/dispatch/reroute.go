@@ -42,7 +42,7 @@ func (d *Dispatcher) stuck(nowNs int64, b *bucket) bool {
 	if mutRerouteAlive && b.failures >= 3 {
 		return true
 	}
-	if b.failedWithin(nowNs) {
+	if d.failedWithin(nowNs, b) {
 		return true
 	}
 	_, dead := d.cat.Owner(b.key.Incarnation, b.key.Partition)
@@ -53,13 +53,19 @@ func (d *Dispatcher) stuck(nowNs int64, b *bucket) bool {
 // the partition failed.
 func (d *Dispatcher) partitionFailed(nowNs int64, k Key) bool {
 	b, ok := d.buckets[k]
-	return ok && b.failedWithin(nowNs)
+	return ok && d.failedWithin(nowNs, b)
 }
 
 // failedWithin reports whether the bucket's owner answered, within
-// PartitionFailedHoldNs, that its partition failed.
-func (b *bucket) failedWithin(nowNs int64) bool {
-	return b.failedAt != 0 && nowNs < b.failedAt+PartitionFailedHoldNs
+// PartitionFailedHoldNs, that its partition failed, and still owns it (cluster seed
+// 2284: a forgotten owner's failure made the dispatcher reroute away from the live
+// member that took the partition).
+func (d *Dispatcher) failedWithin(nowNs int64, b *bucket) bool {
+	if b.failedAt == 0 || nowNs >= b.failedAt+PartitionFailedHoldNs {
+		return false
+	}
+	owner, _ := d.cat.Owner(b.key.Incarnation, b.key.Partition)
+	return owner == b.failedOwner
 }
 
 // liveSibling picks the first partition after k's (wrapping) whose owner is alive and

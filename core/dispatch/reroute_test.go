@@ -160,3 +160,23 @@ func TestFailedPartitionReroutesAtOnceThenIsTriedAgain(t *testing.T) {
 		t.Fatalf("rerouted %d, want 3", d.Stats().Rerouted)
 	}
 }
+
+// A partition failure answered by an owner no longer holds once another member owns the
+// partition (a forget reassigned it): its records go to the new owner, not to a sibling
+// (cluster seed 2284).
+func TestPartitionFailureOfAFormerOwnerDoesNotReroute(t *testing.T) {
+	cat := &fakeCatalog{topics: map[string]uint64{"t": 1}, parts: 6, caughtUp: true, dead: map[uint64]bool{}}
+	d := New(Config{LingerNs: -1}, cat, 1)
+	d.Add(0, rec(1, "t", 1, 1)) // owner 2
+	d.Pump(0)
+	got := commitsByPartition(t, d.Ready())
+	d.CommitDone(0, got[1].ID, ErrPartitionFailed)
+	cat.moved = map[uint32]uint64{1: 3}
+	now := int64(DefaultFailureBackoffNs) + 1 // past the backoff, within the hold
+	d.Add(now, rec(2, "t", 1, 1))
+	d.Pump(now)
+	got = commitsByPartition(t, d.Ready())
+	if c, ok := got[1]; len(got) != 1 || !ok || len(c.Records) != 2 || d.Stats().Rerouted != 0 {
+		t.Fatalf("seqs 1 and 2 should go to partition 1's new owner: %+v (rerouted %d)", got, d.Stats().Rerouted)
+	}
+}

@@ -87,9 +87,11 @@ type removalState struct {
 	afterNs int64
 }
 
-// refuseDraining answers a produce ErrNotReady while this member drains.
+// refuseDraining answers a produce ErrNotReady while this member drains, and once it is
+// removed (a leader runs on until it handed its leadership on: cluster seed 2669 took
+// produces then, and stopped with them in its WAL).
 func (n *Node) refuseDraining(token uint64) bool {
-	if !n.meta.IsDraining(n.meta.ID()) {
+	if id := n.meta.ID(); !n.meta.IsDraining(id) && (!n.meta.IsForgotten(id) || mutRemovedTakes) {
 		return false
 	}
 	n.respond(Response{Token: token, Err: fmt.Errorf("%w: member %d is being decommissioned: "+

@@ -81,8 +81,8 @@ func (u *run) heal() {
 	u.stats.HealNs = u.s.Now() - start
 	u.awaitReclaimed()
 	u.awaitReopened()
+	u.awaitDecommissioned() // before the voters: a removal changes the target
 	u.awaitVoters()
-	u.awaitDecommissioned()
 	if u.err != nil {
 		return
 	}

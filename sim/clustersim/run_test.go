@@ -67,6 +67,9 @@ var regressionSeedsWithUsers = map[uint64]string{
 	558481: "invariant 9, a false alarm: an ack answered OK was lost with a partition reopen that came after the owner took it but before the answer reached the client (a reopen is now counted from the ack's call)",
 	87:     "invariant 2 in a forget seed: the forget's answer was open (a timeout) when the outage ended, the node came back, the forget applied and it stopped, its WAL with it (the model now keeps a node whose forget is open down until the forget is settled)",
 	209:    "voters: a forget left four voters of four members (the leader now makes the voters past VotersTarget learners)",
+	2284:   "dispatch: a partition failure answered by an owner later forgotten still counted after the forget gave the partition to a live member, and the dispatcher rerouted away from it (a failure now holds only while its owner owns the partition)",
+	1598:   "voters, a false alarm: the check ran before the spare's removal had finished, counting it (the decommission check now runs first)",
+	2669:   "invariant 2 in a decommission seed: the spare led the metastore when its own removal applied; handing its leadership on, it took produces (no longer draining: no longer a member) and stopped with them in its WAL (a removed node now refuses produces)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
 }
 

@@ -1,0 +1,5 @@
+//go:build !narad_mut_removedtakes
+
+package node
+
+const mutRemovedTakes = false
