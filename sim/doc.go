@@ -86,6 +86,8 @@
 //	                              seed 6)
 //	notombstone        meta       a forgotten id may join again (its tombstone      meta     forget
 //	                              dropped by the join)
+//	cutoversameepoch   meta       a move's cutover keeps the partition's epoch:     meta     moves
+//	                              two owners hold one epoch (first at seed 3)
 //	nopromote          meta       learners are never made voters (a cluster grown   cluster  voters
 //	                              from one node keeps one voter)
 //	epochzero          node       a partition a forget reassigned starts its new    cluster  invariant 4

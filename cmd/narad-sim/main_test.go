@@ -51,6 +51,7 @@ func TestCheckName(t *testing.T) {
 		"t=3ns: readiness: node 2 answered ready":       "readiness",
 		"t=3ns: forget: replica 2 keeps member 1":       "forget",
 		"t=3ns: decommission: node 5 is not removed":    "decommission",
+		"t=3ns: moves: replica 2 has partition 1":       "moves",
 		"t=1ns: node 3 answered unknown token 4":        "unnamed",
 		"invariant 1: acked seq 4 lost":                 "invariant-1",
 	} {

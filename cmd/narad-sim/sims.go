@@ -64,6 +64,7 @@ func runMeta(seed uint64) outcome {
 				n.Sent, n.Delivered, n.Dropped, n.Duplicated, n.Stale, n.CutDropped, s.DiskSyncFails, s.DiskWritesDamaged),
 			fmt.Sprintf("forget: outages=%d proposed=%d forgotten=%d checks=%d",
 				s.Outages, s.ForgetsProposed, s.Forgotten, s.ForgetChecks),
+			fmt.Sprintf("moves: proposed=%d applied=%d epoch_checks=%d", s.MovesProposed, s.MovesApplied, s.EpochChecks),
 		},
 	}
 }

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -35,6 +36,10 @@ type entryV1 struct {
 	Member                  uint64  `json:"member,omitempty"`
 	Addr                    string  `json:"addr,omitempty"`
 	Alive                   bool    `json:"alive,omitempty"`
+	// The move commands' fields (moves.go).
+	TopicID uint64 `json:"topic_id,omitempty"`
+	Part    uint32 `json:"part,omitempty"`
+	Epoch   uint32 `json:"epoch,omitempty"`
 	// The user commands' fields (users.go).
 	Username string         `json:"username,omitempty"`
 	Actor    string         `json:"actor,omitempty"`
@@ -56,6 +61,7 @@ func encodeCommand(p proposalEntry) []byte {
 		VisibilityTimeoutMs:     p.Cmd.VisibilityTimeoutMs,
 		MaxInFlightPerPartition: p.Cmd.MaxInFlightPerPartition,
 		Member:                  p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
+		TopicID: p.Cmd.TopicID, Part: p.Cmd.Part, Epoch: p.Cmd.Epoch,
 		Username: p.Cmd.Username, Actor: p.Cmd.Actor, Hash: p.Cmd.Hash, Grants: p.Cmd.Grants,
 	}
 	b, err := json.Marshal(e)
@@ -78,6 +84,7 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 		Name: e.Name, Partitions: e.Partitions, RetentionMs: e.RetentionMs,
 		VisibilityTimeoutMs: e.VisibilityTimeoutMs, MaxInFlightPerPartition: e.MaxInFlightPerPartition,
 		Member: e.Member, Addr: e.Addr, Alive: e.Alive,
+		TopicID: e.TopicID, Part: e.Part, Epoch: e.Epoch,
 		Username: e.Username, Actor: e.Actor, Hash: e.Hash, Grants: e.Grants,
 	}}
 	for k := CreateTopic; k <= lastKind; k++ {
@@ -139,6 +146,8 @@ type stateJSON struct {
 	Forgotten []uint64 `json:"forgotten,omitempty"`
 	// Removed: the forgotten ids that a decommission removed, ascending.
 	Removed []uint64 `json:"removed,omitempty"`
+	// Moves: the partition moves in progress, by topic id then partition.
+	Moves []Move `json:"moves,omitempty"`
 	// Epochs: the partitions' epochs of the topics that have one above 0, by topic id.
 	Epochs []epochsJSON `json:"epochs,omitempty"`
 }
@@ -178,6 +187,7 @@ func encodeState(m *machine) []byte {
 	}
 	st.Forgotten = slices.Sorted(maps.Keys(m.forgotten))
 	st.Removed = slices.Sorted(maps.Keys(m.removed))
+	st.Moves = m.sortedMoves()
 	for _, id := range slices.Sorted(maps.Keys(m.epochs)) {
 		st.Epochs = append(st.Epochs, epochsJSON{Topic: id, Epochs: m.epochs[id]})
 	}
@@ -273,9 +283,18 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		}
 		m.forgotten[id] = true
 	}
+	if err := decodeMoves(m, st); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decodeMoves checks the snapshot's removed ids (forgotten ones, sorted) and moves
+// (valid in the state loaded so far, sorted by topic id then partition) and adds them.
+func decodeMoves(m *machine, st stateJSON) error {
 	for i, id := range st.Removed {
 		if !m.forgotten[id] || (i > 0 && id <= st.Removed[i-1]) {
-			return nil, errBody
+			return errBody
 		}
 		m.removed[id] = true
 	}
@@ -283,11 +302,19 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 		name, ok := m.byID[e.Topic]
 		if !ok || (i > 0 && e.Topic <= st.Epochs[i-1].Topic) ||
 			len(e.Epochs) > int(m.byName[name].Partitions) {
-			return nil, errBody
+			return errBody
 		}
 		m.epochs[e.Topic] = e.Epochs
 	}
-	return m, nil
+	for i, mv := range st.Moves {
+		k := moveKey{mv.TopicID, mv.Partition}
+		if !m.validMove(mv) || (i > 0 && cmp.Or(cmp.Compare(mv.TopicID, st.Moves[i-1].TopicID),
+			cmp.Compare(mv.Partition, st.Moves[i-1].Partition)) <= 0) {
+			return errBody
+		}
+		m.moves[k] = mv
+	}
+	return nil
 }
 
 // decodeUsers checks the snapshot's users (names sorted and unique, hashes, grants in

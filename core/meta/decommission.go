@@ -60,6 +60,7 @@ func (m *machine) checkDecommission(c Command, mb Member) error {
 
 // applyDecommission applies DecommissionMember, CancelDecommission or RemoveMember.
 func (m *machine) applyDecommission(c Command) {
+	m.endMoves(func(mv Move) bool { return mv.To == c.Member }) // it takes no partition
 	if c.Kind == RemoveMember {
 		delete(m.members, c.Member)
 		m.forgotten[c.Member] = true

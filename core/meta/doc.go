@@ -62,6 +62,10 @@
 // leader whose removal is applied hands its leadership to a healthy voter first (raft's
 // TransferLeader). The leader checks the guards (partitions while partitions cannot
 // move, last, voters, quorum) on a current view before it proposes.
+// Partition moves (moves.go) are entries too: StartMove, FreezeMove, CutOverMove (the
+// destination owns the partition under the next epoch, at the same offsets) and
+// AbortMove; a move ends with its topic or with a forget of either end. Nothing proposes
+// them yet: the copy between nodes comes next.
 // A member whose state was wiped and that restarts under its old id stops with
 // ErrLostState (forget it, then join under a new id) instead of stepping the leader's
 // messages into an empty log.

@@ -71,14 +71,10 @@ func (m *machine) checkForget(mb Member) error {
 // forget applies ForgetMember: the member leaves, its id is kept as forgotten, and its
 // partitions go to live members (reassignments).
 func (m *machine) forget(id uint64) {
+
+	m.endMoves(func(mv Move) bool { return mv.From == id || mv.To == id })
 	for _, r := range m.reassignments(id) {
-		owners := slices.Clone(m.owners[r.TopicID]) // an older topic value keeps its own
-		owners[r.Partition] = r.To
-		m.owners[r.TopicID] = owners
-		ep := slices.Clone(m.epochs[r.TopicID])
-		ep = append(ep, make([]uint32, max(0, int(r.Partition)+1-len(ep)))...)
-		ep[r.Partition] = r.Epoch
-		m.epochs[r.TopicID] = ep
+		m.setOwner(r.TopicID, r.Partition, r.To, r.Epoch)
 	}
 	delete(m.members, id)
 	m.forgotten[id] = true

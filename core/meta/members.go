@@ -32,13 +32,17 @@ var ErrNoMember = errors.New("meta: no such member")
 // isMemberKind reports whether k is one of the member commands (the system's).
 func isMemberKind(k CommandKind) bool {
 	return k == JoinMember || k == SetMemberAlive || k == ForgetMember ||
-		k == DecommissionMember || k == CancelDecommission || k == RemoveMember
+		k == DecommissionMember || k == CancelDecommission || k == RemoveMember || isMoveKind(k)
 }
 
 func (c Command) checkMember() error {
 	switch {
 	case c.Name != "" || c.anySetting():
 		return invalid("a member command takes no topic fields")
+	case isMoveKind(c.Kind):
+		return c.checkMoveFields()
+	case c.TopicID != 0 || c.Part != 0 || c.Epoch != 0:
+		return invalid("%s takes no partition", c.Kind)
 	case c.Member == 0:
 		return invalid("member id must be 1 or more")
 	case c.Kind == JoinMember && (c.Addr == "" || len(c.Addr) > AddrBytesMax):
@@ -54,6 +58,9 @@ func (c Command) checkMember() error {
 }
 
 func (m *machine) checkMember(c Command) error {
+	if isMoveKind(c.Kind) {
+		return m.checkMove(c)
+	}
 	mb, known := m.members[c.Member]
 	switch {
 	case m.forgotten[c.Member] && !(mutNoTombstone && c.Kind == JoinMember):
@@ -175,11 +182,15 @@ func (s *Store) StateDigest() uint64 {
 	for _, u := range s.Users() { // none: the digest of a state without users is as it was
 		fmt.Fprintf(h, ";%s %s %v %v", u.Name, u.Hash, u.Grants, u.Root)
 	}
-	if len(s.sm.forgotten) > 0 { // printed only when some: digests of other states unchanged
+	// Printed only when some: digests of other states unchanged.
+	if len(s.sm.forgotten) > 0 || len(s.sm.epochs) > 0 {
 		fmt.Fprintf(h, ";forgotten %v", slices.Sorted(maps.Keys(s.sm.forgotten)))
 		for _, id := range slices.Sorted(maps.Keys(s.sm.epochs)) {
 			fmt.Fprintf(h, ";epochs %d %v", id, s.sm.epochs[id])
 		}
+	}
+	if len(s.sm.moves) > 0 {
+		fmt.Fprintf(h, ";moves %+v", s.sm.sortedMoves())
 	}
 	return h.Sum64()
 }

@@ -43,13 +43,18 @@ const (
 	ForgetMember                              // gives up a dead member (Member): forget.go
 	DecommissionMember                        // starts draining a member: decommission.go
 	CancelDecommission                        // stops a member's drain; ErrNotDraining
-	RemoveMember                              // removes a drained member (the controller's)
-	lastKind           = RemoveMember
+	RemoveMember                              // removes a drained member (its node's)
+	StartMove                                 // starts a partition's move: moves.go
+	FreezeMove                                // freezes a moving partition at its source
+	CutOverMove                               // gives a moved partition to its destination
+	AbortMove                                 // ends a move before its cutover
+	lastKind           = AbortMove
 )
 
 var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive",
 	"user-create", "user-delete", "user-grants", "user-password", "user-root", "member-forget",
-	"member-decommission", "member-recommission", "member-remove"}
+	"member-decommission", "member-recommission", "member-remove",
+	"move-start", "move-freeze", "move-cutover", "move-abort"}
 
 func (k CommandKind) String() string {
 	if k >= CreateTopic && k <= lastKind {
@@ -69,6 +74,9 @@ type Command struct {
 	Member                  uint64
 	Addr                    string
 	Alive                   bool
+	TopicID                 uint64 // the move commands' topic incarnation (moves.go)
+	Part                    uint32 // and partition
+	Epoch                   uint32 // and the partition's epoch
 	Partitions              *uint32
 	RetentionMs             *int64
 	VisibilityTimeoutMs     *int64
@@ -229,7 +237,8 @@ type machine struct {
 	// forgotten holds the ids of members given up (forget.go) or removed
 	// (decommission.go): never members again.
 	forgotten map[uint64]bool
-	removed   map[uint64]bool // the forgotten ids that a decommission removed
+	removed   map[uint64]bool  // the forgotten ids that a decommission removed
+	moves     map[moveKey]Move // the partition moves in progress (moves.go)
 	// epochs: topic id -> each partition's epoch, raised when a forget reassigns it
 	// (forget.go); absent, or shorter than the partitions: 0.
 	epochs   map[uint64][]uint32
@@ -244,6 +253,7 @@ func newMachine() *machine {
 		members:   map[uint64]Member{},
 		forgotten: map[uint64]bool{},
 		removed:   map[uint64]bool{},
+		moves:     map[moveKey]Move{},
 		epochs:    map[uint64][]uint32{},
 		owners:    map[uint64][]uint64{},
 		users:     map[string]User{},
@@ -336,6 +346,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		delete(m.byID, t.ID)
 		delete(m.owners, t.ID)
 		delete(m.epochs, t.ID)
+		m.endMoves(func(mv Move) bool { return mv.TopicID == t.ID })
 	case PatchTopic:
 		if old := m.owners[t.ID]; len(old) > 0 {
 			m.setOwners(t.ID, m.assign(old, int(t.Partitions), index))
@@ -347,6 +358,8 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		m.forget(c.Member)
 	case DecommissionMember, CancelDecommission, RemoveMember:
 		m.applyDecommission(c)
+	case StartMove, FreezeMove, CutOverMove, AbortMove:
+		m.applyMove(c)
 	}
 	return result{Topic: t}, nil
 }

@@ -35,6 +35,7 @@ func (u *run) onApply(i int, index, term uint64) {
 	if err := u.meta.Applied(u.reps[i].id, index, term, u.reps[i].s.StateDigest()); err != nil {
 		u.violate(fmt.Errorf("invariant 6: %w", err))
 	}
+	u.checkEpochOwners(u.reps[i])
 }
 
 // heal stops every fault, brings every replica up and requires, within HealBoundNs,

@@ -16,7 +16,7 @@ func (u *run) clientStep() {
 		u.healStep()
 		return
 	}
-	if u.forgetStep() {
+	if u.forgetStep() || u.moveStep() {
 		return
 	}
 	if len(u.joins) > 0 && u.r.Chance(0.3) {
@@ -111,6 +111,10 @@ func (u *run) onDone(rep *replica, d meta.ProposeDone) {
 	}
 	delete(rep.pending, d.Token)
 	u.record('A', rep.id, d.Token, boolBit(d.Err == nil))
+	if name == moveName {
+		u.onMoveDone(d)
+		return
+	}
 	if id, isForget := forgetOf(name); isForget {
 		u.onForgetDone(id, d.Err)
 		return
@@ -138,6 +142,9 @@ func (u *run) requeue(rep *replica) {
 		u.stats.Lost++
 		if _, isForget := forgetOf(rep.pending[tok]); isForget {
 			u.forgetting = false // ambiguous: isForgotten reads the replicas
+			continue
+		}
+		if rep.pending[tok] == moveName { // not retried: the next steps read the replicas
 			continue
 		}
 		if id, isJoin := joinOf(rep.pending[tok]); isJoin {

@@ -12,6 +12,10 @@
 //     time, have a leader, apply a fresh entry on every replica, and hold every topic a
 //     proposal was answered for.
 //
+// In move seeds (moves.go) the clients also drive partition moves through the log
+// (start, freeze, cut over, abort), and every replica's state after every apply is held
+// to one owner per partition epoch over the whole run (check "moves").
+//
 // In forget seeds (forget.go) one replica stays down long enough to be marked dead, the
 // clients forget it (meta.ForgetMember), and after the heal every other replica must hold
 // it forgotten, not as a member and outside its raft configuration (check "forget"). A

@@ -27,8 +27,10 @@ type Options struct {
 	// OutageAtNs, OutageNs: a forget seed's replica crashes then and stays down that
 	// long, and the clients forget it (forget.go); 0: no outage.
 	OutageAtNs, OutageNs int64
-	Disk                 sim.DiskConfig
-	Net                  simnet.Config
+	// Moves: the clients drive partition moves through the log too (moves.go).
+	Moves bool
+	Disk  sim.DiskConfig
+	Net   simnet.Config
 }
 
 // HealBoundNs bounds, in simulated time, how long the healed cluster may take to commit a
@@ -82,15 +84,16 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.35) {
 		o.OutageAtNs, o.OutageNs = ms(300, 3000), o.DeadAfterNs+ms(2000, 6000)
 	}
+	o.Moves = r.Chance(0.5)
 	return o
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d dead_after_ns=%d skew_ns=%d drift_ppm=%d outage_ns=[at %d for %d]\n"+
+	return fmt.Sprintf("seed=%d nodes=%d steps=%d client_gap_ns=%v op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v snapshot_every=%d dead_after_ns=%d skew_ns=%d drift_ppm=%d outage_ns=[at %d for %d] moves=%v\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery, o.DeadAfterNs, o.SkewNs, o.DriftPPM, o.OutageAtNs, o.OutageNs,
+		o.Seed, o.Nodes, o.Steps, o.ClientGapNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.SnapshotEvery, o.DeadAfterNs, o.SkewNs, o.DriftPPM, o.OutageAtNs, o.OutageNs, o.Moves,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

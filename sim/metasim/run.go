@@ -61,6 +61,8 @@ type Stats struct {
 	DeadMarks                        uint64 // (member, index) pairs seen dead in an applied state
 	Outages, ForgetsProposed         uint64 // forget seeds (forget.go)
 	Forgotten, ForgetChecks          uint64
+	MovesProposed, MovesApplied      uint64 // move seeds (moves.go)
+	EpochChecks                      uint64 // owners checked at an epoch above 0
 	HealNs                           int64
 	Net                              simnet.Stats
 	DiskSyncFails, DiskWritesDamaged uint64
@@ -95,9 +97,10 @@ type run struct {
 	tokens  uint64
 	healing bool
 
-	outage     int             // the replica of the long outage, -1 before (forget.go)
-	forgotten  map[uint64]bool // ids whose forget was answered applied
-	forgetting bool            // a forget proposal waits for its answer
+	outage     int                  // the replica of the long outage, -1 before (forget.go)
+	forgotten  map[uint64]bool      // ids whose forget was answered applied
+	forgetting bool                 // a forget proposal waits for its answer
+	epochOwner map[partEpoch]uint64 // move seeds: each partition epoch's owner (moves.go)
 }
 
 // AckedFloor is the fewest answered proposals a seed must have: one under it did too
@@ -116,7 +119,8 @@ func Run(o Options) (res Result) {
 func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), acked: map[string]bool{},
-		joined: map[uint64]bool{}, outage: -1, forgotten: map[uint64]bool{}}
+		joined: map[uint64]bool{}, outage: -1, forgotten: map[uint64]bool{},
+		epochOwner: map[partEpoch]uint64{}}
 	for i := range o.Nodes {
 		u.ids = append(u.ids, uint64(i+1))
 		u.joins = append(u.joins, uint64(i+1))

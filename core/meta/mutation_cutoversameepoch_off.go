@@ -1,0 +1,5 @@
+//go:build !narad_mut_cutoversameepoch
+
+package meta
+
+const mutCutOverSameEpoch = false
