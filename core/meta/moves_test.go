@@ -11,16 +11,21 @@ func moveCmd(k meta.CommandKind, topicID uint64, part uint32, to uint64, epoch u
 	return meta.Command{Kind: k, TopicID: topicID, Part: part, Member: to, Epoch: epoch}
 }
 
-// A move through the log: started to a live member, frozen, cut over to it under the next
-// epoch; each step out of order is refused, and a move in progress survives a restart.
-func TestMoveStartFreezeCutOver(t *testing.T) {
-	h := settled(t, meta.Config{SnapshotEveryEntries: 3})
+// threeMembersAndATopic settles a store with members 1-3 and topic m of 3 partitions.
+func threeMembersAndATopic(t *testing.T, cfg meta.Config) (*harness, uint64) {
+	h := settled(t, cfg)
 	for id := uint64(1); id <= 3; id++ {
 		h.run(join(id))
 	}
 	parts := uint32(3)
 	h.run(meta.Command{Kind: meta.CreateTopic, Name: "m", Partitions: &parts})
-	tid := mustTopic(t, h, "m").ID
+	return h, mustTopic(t, h, "m").ID
+}
+
+// A move through the log: started to a live member, frozen, cut over to it under the next
+// epoch; each step out of order is refused, and a move in progress survives a restart.
+func TestMoveStartFreezeCutOver(t *testing.T) {
+	h, tid := threeMembersAndATopic(t, meta.Config{SnapshotEveryEntries: 3})
 	from := h.s.Owners(tid)[0]
 	to := from%3 + 1
 	if d := h.run(moveCmd(meta.FreezeMove, tid, 0, 0, 0)); !errors.Is(d.Err, meta.ErrNoMove) {
@@ -54,13 +59,7 @@ func TestMoveStartFreezeCutOver(t *testing.T) {
 // A move ends with its topic's delete, and with an abort; a move to a dead member is
 // refused by the destination guard.
 func TestMoveEndsWithItsTopicOrAnAbort(t *testing.T) {
-	h := settled(t, meta.Config{})
-	for id := uint64(1); id <= 3; id++ {
-		h.run(join(id))
-	}
-	parts := uint32(3)
-	h.run(meta.Command{Kind: meta.CreateTopic, Name: "m", Partitions: &parts})
-	tid := mustTopic(t, h, "m").ID
+	h, tid := threeMembersAndATopic(t, meta.Config{})
 	from := h.s.Owners(tid)[1]
 	to := from%3 + 1
 	h.run(moveCmd(meta.StartMove, tid, 1, to, 0))

@@ -96,9 +96,8 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request, idText string) (
 
 // memberAndDryRun parses the member id of a path and its dry_run query (default false).
 func memberAndDryRun(r *http.Request, idText string) (id uint64, dry bool, err error) {
-	id, err = strconv.ParseUint(idText, 10, 64)
-	if err != nil || id == 0 {
-		return 0, false, badRequest("member id must be a positive integer")
+	if id, err = memberID(idText); err != nil {
+		return 0, false, err
 	}
 	q, err := parseQuery(r)
 	if err != nil {
@@ -146,13 +145,22 @@ func (s *Server) decommission(w http.ResponseWriter, r *http.Request, idText str
 // cancelDecommission serves DELETE /v1/cluster/members/{id}/decommission (admin): 204
 // the drain stopped; 404 unknown member; 409 not draining.
 func (s *Server) cancelDecommission(w http.ResponseWriter, r *http.Request, idText string) (int, error) {
-	id, err := strconv.ParseUint(idText, 10, 64)
-	if err != nil || id == 0 {
-		return 0, badRequest("member id must be a positive integer")
+	id, err := memberID(idText)
+	if err != nil {
+		return 0, err
 	}
 	if err := s.b.CancelDecommission(r.Context(), id); err != nil {
 		return 0, err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent, nil
+}
+
+// memberID parses the member id of a path.
+func memberID(idText string) (uint64, error) {
+	id, err := strconv.ParseUint(idText, 10, 64)
+	if err != nil || id == 0 {
+		return 0, badRequest("member id must be a positive integer")
+	}
+	return id, nil
 }
