@@ -125,7 +125,8 @@
 //	                              TestDecommissionedNodeDeliversWhatItAccepted)
 //	removedtakes       node       a removed node that still leads the metastore     cluster  invariant 2
 //	                              takes produces and stops with them in its WAL
-//	                              (regression seed 2669)
+//	                              (seed 7552; 2669 found it, before the cancels
+//	                              changed that seed's run)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 73)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)

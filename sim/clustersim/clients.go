@@ -23,9 +23,10 @@ const (
 	reqChurn
 	reqGetTopic
 	reqStats
-	reqUser         // the admin's change of a user (topic: its name; mode: which change)
-	reqForget       // a forget seed's forget of the outage's node (forget.go)
-	reqDecommission // a decommission seed's decommission of its spare (decommission.go)
+	reqUser               // the admin's change of a user (topic: its name; mode: which change)
+	reqForget             // a forget seed's forget of the outage's node (forget.go)
+	reqDecommission       // a decommission seed's decommission of its spare (decommission.go)
+	reqCancelDecommission // and its one cancel
 )
 
 // request is a client request waiting for its answer.
@@ -299,6 +300,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqDecommission:
 		u.onDecommissionAnswer(resp)
 		return
+	case reqCancelDecommission:
+		u.onCancelAnswer(resp)
+		return
 	}
 	next := u.think()
 	if resp.Err != nil {
@@ -560,7 +564,7 @@ func (u *run) loseRequests(mb *member) {
 		case reqForget:
 			u.forgetPending = false // ambiguous: forgetStep asks a replica
 			continue
-		case reqDecommission:
+		case reqDecommission, reqCancelDecommission:
 			u.decom.pending = false // ambiguous: the next poll asks a replica
 			continue
 		case reqGetTopic:

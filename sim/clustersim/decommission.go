@@ -15,7 +15,8 @@ import (
 // learner, maybe promoted), takes produces, and DecommissionAfterNs after its start a
 // client decommissions it through a node drawn at random, again after each refusal (a
 // churn topic placed on it meanwhile, a guard, no leader) until some replica shows it
-// draining or removed. The spare then refuses produces, commits what its WAL accepted at
+// draining or removed; in some of these seeds (CancelOnce) a client then cancels it once,
+// and it is decommissioned again if the cancel took. The spare then refuses produces, commits what its WAL accepted at
 // the owners, proposes its own removal and stops with meta.ErrRemoved; it never starts
 // again. Nothing is given up: invariants 2 and 11 still owe every message it answered
 // 202. The check `decommission`: once a decommission took (answered, or seen on a
@@ -33,11 +34,13 @@ const DecommissionBoundNs = 20_000_000_000
 
 // decommissionState is a decommission seed's progress.
 type decommissionState struct {
-	started  bool // the spare was started
-	pending  bool // a decommission request waits for its answer
-	took     bool // answered OK, or seen draining or removed on a replica
-	removed  bool // the spare's process stopped with meta.ErrRemoved
-	refusals uint64
+	started     bool // the spare was started
+	pending     bool // a decommission request waits for its answer
+	took        bool // answered OK, or seen draining or removed on a replica
+	cancelAsked bool // the one cancel (Options.CancelOnce) was asked
+	cancelled   bool // (set when asked: its outcome may stay unknown)
+	removed     bool // the spare's process stopped with meta.ErrRemoved
+	refusals    uint64
 }
 
 // spare is the spare's index, or -1 without one.
@@ -96,7 +99,7 @@ func (u *run) askDecommission(id uint64) {
 	if !ok || u.decom.pending {
 		return
 	}
-	if n := u.members[via].n; n.MemberDraining(id) || n.MemberRemoved(id) {
+	if n := u.members[via].n; u.seenTaken(n, id) {
 		u.decom.took = true
 		return
 	}
@@ -106,11 +109,47 @@ func (u *run) askDecommission(id uint64) {
 		func(n *node.Node, now int64, tok uint64) { n.DecommissionMember(now, tok, id, false) })
 }
 
+// askCancel asks once, through an up node, as soon as a decommission was answered, to
+// cancel the spare's decommission: applied
+// before the spare's own removal, the drain ends and the spare is decommissioned again
+// (the next polls); after it, the cancel is refused (no such member).
+func (u *run) askCancel() {
+	via, ok := u.upNode()
+	if !ok || u.decom.pending || u.decom.cancelAsked || u.healing {
+		return
+	}
+	id := u.members[u.spare()].id
+	// Its outcome may stay unknown (a timeout, a crash): from now on only an answer, or the
+	// removal, says a decommission took.
+	u.decom.pending, u.decom.cancelAsked, u.decom.cancelled, u.decom.took = true, true, true, false
+	u.submitReq(via, request{kind: reqCancelDecommission, client: -1},
+		func(n *node.Node, now int64, tok uint64) { n.CancelDecommission(now, tok, id) })
+}
+
+// onCancelAnswer counts a cancel that took; the next polls decommission the spare again
+// whatever the answer (a refused cancel makes that a no-op).
+func (u *run) onCancelAnswer(resp node.Response) {
+	u.decom.pending = false
+	if resp.Err == nil {
+		u.stats.Cancels++
+	}
+}
+
+// seenTaken reports whether replica n shows the spare's decommission taken: removed, or
+// draining (but once a cancel was asked, a lagging replica may show the drain it ended:
+// then only an answer says so, or the removal; seeds 110, 606).
+func (u *run) seenTaken(n *node.Node, id uint64) bool {
+	return n.MemberRemoved(id) || n.MemberDraining(id) && !u.decom.cancelled
+}
+
 // onDecommissionAnswer takes the answer: taken, or refused (asked again at the next poll).
 func (u *run) onDecommissionAnswer(resp node.Response) {
 	u.decom.pending = false
 	if resp.Err == nil {
 		u.decom.took = true
+		if u.o.CancelOnce && !u.decom.cancelAsked { // at once: racing the spare's removal
+			u.s.At(u.s.Now()+1, event{kind: evCancel})
+		}
 		return
 	}
 	u.decom.refusals++
@@ -138,7 +177,7 @@ func (u *run) awaitDecommissioned() {
 	}
 	id := u.members[i].id
 	for _, mb := range u.members {
-		if mb.up && (mb.n.MemberDraining(id) || mb.n.MemberRemoved(id)) {
+		if mb.up && u.seenTaken(mb.n, id) {
 			u.decom.took = true
 		}
 	}

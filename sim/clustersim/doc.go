@@ -18,7 +18,8 @@
 // In a quarter of the seeds a spare node starts once the main topic exists (so it owns
 // none of its partitions), joins while the faults go on, takes produces, and is then
 // decommissioned (decommission.go): it drains, delivers what it accepted, proposes its
-// own removal and stops for good. Nothing is given up; the check `decommission` holds
+// own removal and stops for good. In some of these seeds the decommission is cancelled
+// at once, racing the removal, and asked again. Nothing is given up; the check `decommission` holds
 // it removed from every replica and their configurations after the heal, and never
 // draining while it owns a partition.
 //

@@ -38,6 +38,7 @@ const (
 	evGiveUp       // a producer's wait for the produce epoch ends (clients.go)
 	evForget       // a forget seed looks whether the outage's node is dead yet (forget.go)
 	evDecommission // a decommission seed starts or decommissions its spare (decommission.go)
+	evCancel       // and cancels that once
 )
 
 type event struct {
@@ -101,6 +102,7 @@ type Stats struct {
 	Promoted                                                        uint64 // learners the healed cluster made voters (voters.go)
 	ForgetsProposed, Forgotten, GivenUp, OwedAgain                  uint64 // forget seeds (forget.go)
 	DecommissionsProposed, Removed, DecommissionChecks, DrainChecks uint64 // decommission seeds
+	Cancels                                                         uint64 // and cancels that took
 	NoSpaceRefused                                                  uint64 // produces refused for a full WAL device (507)
 	CutChanges                                                      uint64
 	Replays, PinnedConsumes                                         uint64
@@ -322,6 +324,8 @@ func (u *run) handle(e event) {
 		u.forgetStep()
 	case evDecommission:
 		u.decommissionStep()
+	case evCancel:
+		u.askCancel()
 	case evStep:
 		u.clockStep()
 	case evCut:

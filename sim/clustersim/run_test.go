@@ -70,6 +70,9 @@ var regressionSeedsWithUsers = map[uint64]string{
 	2284:   "dispatch: a partition failure answered by an owner later forgotten still counted after the forget gave the partition to a live member, and the dispatcher rerouted away from it (a failure now holds only while its owner owns the partition)",
 	1598:   "voters, a false alarm: the check ran before the spare's removal had finished, counting it (the decommission check now runs first)",
 	2669:   "invariant 2 in a decommission seed: the spare led the metastore when its own removal applied; handing its leadership on, it took produces (no longer draining: no longer a member) and stopped with them in its WAL (a removed node now refuses produces)",
+	110:    "decommission, a false alarm: after a cancel took, a lagging replica still showed the spare draining, and the seed stopped decommissioning it again (the check now trusts only an answer, or the removal, once a cancel took)",
+	606:    "decommission, a false alarm: a cancel whose answer was lost had ended the drain (the check now trusts only an answer, or the removal, once a cancel was asked)",
+	7552:   "the scenario of 2669 after the cancel seeds changed that one (narad_mut_removedtakes is caught here)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
 }
 

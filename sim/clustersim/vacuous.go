@@ -37,7 +37,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"reroute": s.Rerouted, "walk": s.Walks,
 		"user-change": s.UserChanges, "auth-401": s.AuthUnauthorized, "auth-403": s.AuthForbidden,
 		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden, "partition-reopen": s.PartitionReopens,
-		"forget": s.Forgotten, "forget-given-up": s.GivenUp, "decommission": s.Removed,
+		"forget": s.Forgotten, "forget-given-up": s.GivenUp, "decommission": s.Removed, "decommission-cancel": s.Cancels,
 	}
 }
 
@@ -70,5 +70,6 @@ func (s Stats) Summary() []string {
 	}
 	return []string{line("duplicates by cause", s.DupCauses), line("faults", s.Faults()), line("checks", s.Checkers()),
 		fmt.Sprintf("forget: proposed=%d given_up=%d owed_again=%d", s.ForgetsProposed, s.GivenUp, s.OwedAgain),
-		fmt.Sprintf("decommission: proposed=%d removed=%d", s.DecommissionsProposed, s.Removed)}
+		fmt.Sprintf("decommission: proposed=%d removed=%d cancelled=%d", s.DecommissionsProposed, s.Removed,
+			s.Cancels)}
 }
