@@ -130,21 +130,13 @@ func (s *Store) removalGuard(id uint64) error {
 	if err := quorumGuard(s.votersWithout(id), nil, s.healthy); err != nil {
 		return err
 	}
-	voters := s.confState.GetVoters()
-	if !slices.Contains(voters, id) {
+	// Until the controller's change, the configuration still counts the member, stopped.
+	if !slices.Contains(s.confState.GetVoters(), id) {
 		return nil
 	}
-	healthy := 0
-	for _, v := range voters {
-		if v != id && s.healthy(v) {
-			healthy++
-		}
-	}
-	if healthy < len(voters)/2+1 {
-		return fmt.Errorf("%w: quorum: without member %d, %d of the %d voters would be healthy "+
-			"until it leaves the configuration", ErrGuard, id, healthy, len(voters))
-	}
-	return nil
+	return quorumGuard(s.confState.GetVoters(), nil, func(v uint64) bool {
+		return v != id && s.healthy(v)
+	})
 }
 
 // transferAway: this leader is to leave (its removal is applied): it hands the
