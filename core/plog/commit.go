@@ -24,10 +24,11 @@ const (
 type inflightCommit struct {
 	token    uint64
 	phase    commitPhase
-	frame    []byte // the encoded batch; compared byte for byte with the read-back
+	frame    []byte // the encoded batches; compared byte for byte with the read-back
 	base     uint64
 	count    int
 	commitMs int64
+	parts    []batchRef // the frame's batches (pos relative to the frame), in offset order
 	pos      int64 // where the frame goes in the active segment: the high-watermark's position
 	retries  int   // read-back re-reads after a read error
 	answered bool  // the commit was answered (poisoned: the cut that follows is cleanup)
@@ -56,12 +57,20 @@ func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
 	}
 	c := &inflightCommit{token: token, base: l.hw, count: len(entries), commitMs: nowNs / 1_000_000}
 	c.frame = AppendBatch(nil, c.base, c.commitMs, entries)
+	c.parts = []batchRef{{base: c.base, count: uint32(c.count), size: uint32(len(c.frame))}}
+	l.startCommit(c)
+}
+
+// startCommit begins commitDurable for c: a roll first when the active segment is full,
+// when there is none, or when c starts past the high-watermark (a copy's gap, copy.go).
+func (l *Log) startCommit(c *inflightCommit) {
 	l.commit = c
-	if len(l.segs) == 0 || l.active().size >= l.cfg.SegmentBytesMax {
+	gap := c.base != l.hw && (len(l.segs) == 0 || l.active().base != c.base)
+	if len(l.segs) == 0 || l.active().size >= l.cfg.SegmentBytesMax || gap {
 		// Roll: the new segment is named by the first offset it will hold, and its
 		// directory entry is durable before any frame in it can be acknowledged.
 		c.phase = phaseCreate
-		l.issue(purposeCommit, disk.Op{Kind: disk.KindCreate, Name: segmentName(l.cfg.Dir, l.hw)})
+		l.issue(purposeCommit, disk.Op{Kind: disk.KindCreate, Name: segmentName(l.cfg.Dir, c.base)})
 		return
 	}
 	l.writeFrame()
@@ -96,7 +105,10 @@ func (l *Log) commitStep(res disk.Result) {
 			l.reportFailed() // nothing was written: nothing to cut
 			return
 		}
-		l.segs = append(l.segs, segment{name: segmentName(l.cfg.Dir, l.hw), base: l.hw})
+		if len(l.segs) == 0 {
+			l.oldest = c.base // an empty log's first segment: recovery takes its base (R1, R8)
+		}
+		l.segs = append(l.segs, segment{name: segmentName(l.cfg.Dir, c.base), base: c.base})
 		l.stats.SegmentsRolled++
 		l.writeFrame()
 	case phaseWrite:
@@ -194,12 +206,18 @@ func (l *Log) onReadBack(res disk.Result) {
 		l.cut()
 		return
 	}
-	bt, n, err := DecodeBatch(res.Data)
-	assert.That(
-		err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
-		"plog: a frame equal to the one encoded does not decode to it",
-	)
-	l.publish(&bt)
+	batches := make([]Batch, len(c.parts))
+	rest := res.Data
+	for i, part := range c.parts {
+		bt, n, err := DecodeBatch(rest)
+		assert.That(
+			err == nil && n == int(part.size) && bt.BaseOffset == part.base &&
+				len(bt.Entries) == int(part.count),
+			"plog: a frame equal to the one encoded does not decode to it",
+		)
+		batches[i], rest = bt, rest[n:]
+	}
+	l.publish(batches)
 }
 
 // publish makes the commit visible: index it, advance the high-watermark, answer it.
@@ -208,23 +226,28 @@ func (l *Log) onReadBack(res disk.Result) {
 // holds what the device gave back after the fdatasync, never the log's own copy of what
 // it meant to write, so a build that skips the read-back caches nothing at commit and
 // its readers still see what is on disk.
-func (l *Log) publish(readBack *Batch) {
+func (l *Log) publish(readBack []Batch) {
 	c, seg := l.commit, l.active()
 	assert.That(
-		c.base == l.hw && c.pos == seg.size,
+		(c.base == l.hw || c.base > l.hw && seg.base == c.base && c.pos == 0) && c.pos == seg.size,
 		"plog: publishing a commit that is not at the high-watermark",
 	)
-	ref := batchRef{base: c.base, count: uint32(c.count), size: uint32(len(c.frame)), pos: c.pos}
-	seg.batches = append(seg.batches, ref)
+	pos := c.pos
+	for i, part := range c.parts {
+		ref := part
+		ref.pos = pos
+		pos += int64(ref.size)
+		seg.batches = append(seg.batches, ref)
+		if readBack != nil {
+			l.cache.put(ref, readBack[i]) // the newest records: what consumers usually read next
+		}
+	}
 	seg.size += int64(len(c.frame))
 	seg.newestMs = max(seg.newestMs, c.commitMs)
-	l.hw += uint64(c.count)
+	l.hw = c.base + uint64(c.count)
 	l.stats.Commits++
 	l.stats.Records += uint64(c.count)
 	l.stats.BytesCommitted += uint64(len(c.frame))
-	if readBack != nil {
-		l.cache.put(ref, *readBack) // the newest records: what consumers usually read next
-	}
 	l.answerCommit(c.token, c.base, c.count, nil)
 	l.commit = nil
 }
