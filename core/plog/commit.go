@@ -29,9 +29,9 @@ type inflightCommit struct {
 	count    int
 	commitMs int64
 	parts    []batchRef // the frame's batches (pos relative to the frame), in offset order
-	pos      int64 // where the frame goes in the active segment: the high-watermark's position
-	retries  int   // read-back re-reads after a read error
-	answered bool  // the commit was answered (poisoned: the cut that follows is cleanup)
+	pos      int64      // where the frame goes in the active segment: the high-watermark's position
+	retries  int        // read-back re-reads after a read error
+	answered bool       // the commit was answered (poisoned: the cut that follows is cleanup)
 }
 
 // Commit appends one batch: entries get the offsets HighWatermark() onwards, and the
