@@ -58,6 +58,10 @@ func Decode(b []byte) (Message, error) {
 		m = Hello{From: r.u64(), Nonce: r.u64()}
 	case KindForgotten:
 		m = Forgotten{Member: r.u64(), Removed: r.boolean()}
+	case KindFetchRequest:
+		m = r.fetchRequest()
+	case KindFetchResponse:
+		m = r.fetchResponse()
 	case KindProposeResponse:
 		pr := ProposeResponse{ID: r.u64(), Code: ProposeCode(r.u8())}
 		pr.Reason = string(r.bytes(int(r.u16())))
@@ -74,38 +78,44 @@ func Decode(b []byte) (Message, error) {
 func (r *reader) commitRequest() CommitRequest {
 	m := CommitRequest{ID: r.u64(), Incarnation: r.u64(), Partition: r.u32()}
 	m.Topic = string(r.bytes(int(r.u16())))
+	m.Records = r.records()
+	return m
+}
+
+// records reads count u32 and 1 to CommitRecordsMax records.
+func (r *reader) records() []Record {
 	n := r.u32()
 	if r.bad || n == 0 || n > CommitRecordsMax {
 		r.bad = true
-		return m
+		return nil
 	}
 	// Each record takes at least 9 bytes (two lengths and a payload byte): a count the
 	// bytes cannot hold is refused before the slice is made.
 	if uint64(n)*9 > uint64(len(r.b)) {
 		r.bad = true
-		return m
+		return nil
 	}
-	m.Records = make([]Record, n)
-	for i := range m.Records {
+	recs := make([]Record, n)
+	for i := range recs {
 		kl, pl := r.u32(), r.u32()
-		rec := &m.Records[i]
+		rec := &recs[i]
 		if kl != noKey {
 			if kl > KeyBytesMax {
 				r.bad = true
-				return m
+				return nil
 			}
 			rec.HasKey, rec.Key = true, r.bytes(int(kl))
 		}
 		if pl == 0 || pl > PayloadBytesMax {
 			r.bad = true
-			return m
+			return nil
 		}
 		rec.Payload = r.bytes(int(pl))
 		if r.bad {
-			return m
+			return nil
 		}
 	}
-	return m
+	return recs
 }
 
 // reader consumes little-endian fields; a short read sets bad and yields zeros.

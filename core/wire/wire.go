@@ -55,6 +55,9 @@ const (
 	KindAckRequestAs
 	// KindForgotten tells a forgotten member so (Forgotten).
 	KindForgotten
+	// KindFetchRequest and KindFetchResponse copy a moving partition (fetch.go).
+	KindFetchRequest
+	KindFetchResponse
 )
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
@@ -176,15 +179,8 @@ func Encode(dst []byte, m Message) ([]byte, error) {
 func validate(m Message) error {
 	switch m := m.(type) {
 	case CommitRequest:
-		if len(m.Topic) == 0 || len(m.Topic) > TopicBytesMax || len(m.Records) == 0 ||
-			len(m.Records) > CommitRecordsMax {
+		if len(m.Topic) == 0 || len(m.Topic) > TopicBytesMax || !validRecords(m.Records) {
 			return ErrInvalid
-		}
-		for _, r := range m.Records {
-			if len(r.Key) > KeyBytesMax || (!r.HasKey && len(r.Key) > 0) || len(r.Payload) == 0 ||
-				len(r.Payload) > PayloadBytesMax {
-				return ErrInvalid
-			}
 		}
 	case CommitResponse:
 		if m.Code == 0 || m.Code >= codeEnd {
@@ -224,8 +220,13 @@ func (m CommitRequest) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, m.Partition)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Topic)))
 	b = append(b, m.Topic...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Records)))
-	for _, r := range m.Records {
+	return appendRecords(b, m.Records)
+}
+
+// appendRecords appends count u32 and the records (a commit's, a fetched batch's).
+func appendRecords(b []byte, recs []Record) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(recs)))
+	for _, r := range recs {
 		kl := uint32(noKey)
 		if r.HasKey {
 			kl = uint32(len(r.Key))
@@ -236,6 +237,20 @@ func (m CommitRequest) appendBody(b []byte) []byte {
 		b = append(b, r.Payload...)
 	}
 	return b
+}
+
+// validRecords checks 1 to CommitRecordsMax records against the key and payload bounds.
+func validRecords(recs []Record) bool {
+	if len(recs) == 0 || len(recs) > CommitRecordsMax {
+		return false
+	}
+	for _, r := range recs {
+		if len(r.Key) > KeyBytesMax || (!r.HasKey && len(r.Key) > 0) || len(r.Payload) == 0 ||
+			len(r.Payload) > PayloadBytesMax {
+			return false
+		}
+	}
+	return true
 }
 
 func (m CommitResponse) appendBody(b []byte) []byte {

@@ -10,7 +10,9 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 13).Draw(t, "kind") {
+	switch rapid.IntRange(0, 15).Draw(t, "kind") {
+	case 14, 15:
+		return genFetch(t)
 	case 13:
 		return Forgotten{Member: rapid.Uint64Min(1).Draw(t, "member"), Removed: rapid.Bool().Draw(t, "removed")}
 	case 12:
@@ -39,14 +41,7 @@ func genMessage(t *rapid.T) Message {
 	case 1:
 		return Heartbeat{From: rapid.Uint64Min(1).Draw(t, "from"), Addr: rapid.StringMatching(`[a-z0-9.:]{0,30}`).Draw(t, "addr")}
 	case 2:
-		n := rapid.IntRange(1, 6).Draw(t, "records")
-		recs := make([]Record, n)
-		for i := range recs {
-			recs[i].Payload = rapid.SliceOfN(rapid.Byte(), 1, 40).Draw(t, "payload")
-			if rapid.Bool().Draw(t, "hasKey") {
-				recs[i].HasKey, recs[i].Key = true, rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "key")
-			}
-		}
+		recs := genRecords(t)
 		return CommitRequest{
 			ID: rapid.Uint64().Draw(t, "id"), Topic: rapid.StringMatching(`[a-z.]{1,20}`).Draw(t, "topic"),
 			Incarnation: rapid.Uint64().Draw(t, "inc"), Partition: rapid.Uint32().Draw(t, "part"), Records: recs,
@@ -55,6 +50,40 @@ func genMessage(t *rapid.T) Message {
 		return CommitResponse{ID: rapid.Uint64().Draw(t, "id"), Code: Code(rapid.IntRange(1, int(codeEnd)-1).Draw(t, "code")),
 			BaseOffset: rapid.Uint64().Draw(t, "base"), Count: rapid.Uint32().Draw(t, "count")}
 	}
+}
+
+func genRecords(t *rapid.T) []Record {
+	recs := make([]Record, rapid.IntRange(1, 6).Draw(t, "records"))
+	for i := range recs {
+		recs[i].Payload = rapid.SliceOfN(rapid.Byte(), 1, 40).Draw(t, "payload")
+		if rapid.Bool().Draw(t, "hasKey") {
+			recs[i].HasKey, recs[i].Key = true, rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "key")
+		}
+	}
+	return recs
+}
+
+func genFetch(t *rapid.T) Message {
+	if rapid.Bool().Draw(t, "request") {
+		return FetchRequest{ID: rapid.Uint64().Draw(t, "id"), Incarnation: rapid.Uint64Min(1).Draw(t, "inc"),
+			Partition: rapid.Uint32().Draw(t, "part"), Epoch: rapid.Uint32().Draw(t, "epoch"),
+			From: rapid.Uint64().Draw(t, "from"), BytesMax: rapid.Uint32Range(0, FetchBytesMax).Draw(t, "max")}
+	}
+	m := FetchResponse{ID: rapid.Uint64().Draw(t, "id"), Code: Code(rapid.IntRange(1, int(codeEnd)-1).Draw(t, "code")),
+		Oldest: rapid.Uint64().Draw(t, "oldest"), HighWatermark: rapid.Uint64().Draw(t, "hw"),
+		Next: rapid.Uint64().Draw(t, "next"), Frozen: rapid.Bool().Draw(t, "frozen")}
+	if m.Code != CodeOK {
+		return m
+	}
+	for range rapid.IntRange(0, 3).Draw(t, "batches") {
+		m.Batches = append(m.Batches, FetchBatch{Base: rapid.Uint64().Draw(t, "base"),
+			CommitMs: rapid.Int64().Draw(t, "ms"), Records: genRecords(t)})
+	}
+	if m.Frozen && rapid.Bool().Draw(t, "acks") {
+		m.HasAcks, m.AckFloor = true, rapid.Uint64().Draw(t, "floor")
+		m.Acked = rapid.SliceOfN(rapid.Uint64(), 0, 5).Draw(t, "acked")
+	}
+	return m
 }
 
 // normalize makes empty and nil byte slices compare equal.
@@ -215,6 +244,11 @@ func FuzzDecode(f *testing.F) {
 		ConsumeResponse{ID: 7, Status: StatusOK, TopicID: 12, Messages: []Delivered{{Partition: 1, Offset: 3, Payload: []byte("v"), Handle: "AAAA"}}},
 		AckRequest{ID: 9, Topic: "orders", Mode: 2, Handles: []string{"AAAA", "BBBB"}},
 		AckResponse{ID: 9, Status: StatusOK, Results: []uint8{AckOK, AckGone}},
+		FetchRequest{ID: 11, Incarnation: 4, Partition: 2, Epoch: 1, From: 1 << 40, BytesMax: 1 << 20},
+		FetchResponse{ID: 11, Code: CodeOK, Oldest: 3, HighWatermark: 9, Next: 9, Frozen: true,
+			Batches: []FetchBatch{{Base: 5, CommitMs: 1700000000000, Records: []Record{{Payload: []byte("a")},
+				{HasKey: true, Key: []byte("k"), Payload: []byte("b")}}}}, HasAcks: true, AckFloor: 4, Acked: []uint64{6, 8}},
+		FetchResponse{ID: 12, Code: CodeNotOwner},
 		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77}, Forgotten{Member: 3}, Forgotten{Member: 4, Removed: true},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7}}},
