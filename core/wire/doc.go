@@ -48,6 +48,13 @@
 //	kind 17 AckRequest      actor_len u16 | actor (1-64 bytes) | the body of kind 9
 //	kind 18 Forgotten       member u64, removed u8 (0 or 1): the cluster forgot that
 //	                        member, or removed it (1): it must stop
+//	kind 19 FetchRequest    id u64 | incarnation u64 | partition u32 | epoch u32 |
+//	                        from u64 | bytes_max u32 (at most FetchBytesMax)
+//	kind 20 FetchResponse   id u64 | code u8 | oldest u64 | high_watermark u64 | next u64 |
+//	                        frozen u8 | count u16 | count batches: base u64 |
+//	                        commit_ms i64 | the records of kind 3 (count u32 | records) |
+//	                        has_acks u8 (only when frozen) | ack_floor u64 | acked u32 |
+//	                        acked offsets u64: a moving partition's copy (fetch.go)
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic
@@ -55,5 +62,6 @@
 // PayloadBytesMax bytes, a forwarded command 1 to CommandBytesMax bytes and a refusal's
 // reason at most ReasonBytesMax bytes; a routed consume or ack carries 1 to
 // ConsumeMessagesMax messages or handles, a handle at most HandleBytesMax bytes, and the
-// messages of one ConsumeResponse at most ConsumeBytesMax bytes (one message always fits).
+// messages of one ConsumeResponse at most ConsumeBytesMax bytes (one message always fits);
+// a fetch answer carries at most FetchBatchesMax batches and FetchAckedMax acked offsets.
 package wire
