@@ -190,6 +190,12 @@ func (m *machine) endMoves(drop func(Move) bool) {
 // Moves lists the moves in progress, by topic id then partition.
 func (s *Store) Moves() []Move { return s.sm.sortedMoves() }
 
+// MoveOf returns the move of partition p of incarnation topicID, if one is in progress.
+func (s *Store) MoveOf(topicID uint64, p uint32) (Move, bool) {
+	mv, ok := s.sm.moves[moveKey{topicID, p}]
+	return mv, ok
+}
+
 func (m *machine) sortedMoves() []Move {
 	return slices.SortedFunc(maps.Values(m.moves), func(a, b Move) int {
 		return cmp.Or(cmp.Compare(a.TopicID, b.TopicID), cmp.Compare(a.Partition, b.Partition))

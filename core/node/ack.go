@@ -60,6 +60,10 @@ func (n *Node) AckAs(
 		)
 		return
 	}
+	if err := n.refuseFrozenAcks(handles); err != nil {
+		n.respond(Response{Token: token, Err: err})
+		return
+	}
 	results := make([]error, len(handles))
 	remote := map[uint64][]int{} // owner -> indexes of its handles
 	for i, h := range handles {

@@ -22,6 +22,7 @@ var (
 	ErrUserExists      = errors.New("user already exists")         // 409
 	ErrUserNotFound    = errors.New("user not found")              // 404
 	ErrMemberNotFound  = errors.New("member not found")            // 404
+	ErrMoveNotFound    = errors.New("no move of that partition")   // 404
 	// ErrRefused: a membership change refused (a live member, a forgotten id, a guard;
 	// the message names which): 409.
 	ErrRefused = errors.New("refused")

@@ -25,6 +25,7 @@ func (n *Node) collect(nowNs int64) {
 		}
 		moved = n.collectDispatch(nowNs) || moved
 		moved = n.collectReclaim() || moved
+		moved = n.collectMoves(nowNs) || moved
 		moved = n.runInternal(nowNs) || moved
 		if !moved {
 			return
@@ -72,6 +73,7 @@ func (n *Node) collectMeta(nowNs int64) bool {
 	if n.metaReady && n.meta.AppliedIndex() != n.seenApplied {
 		n.seenApplied = n.meta.AppliedIndex()
 		n.syncTopics()
+		n.syncMoves(nowNs)
 		n.bootstrapRoot(nowNs)
 		n.stopIfForgotten()
 	}

@@ -119,6 +119,14 @@ func (n *Node) startQueued(nowNs int64, p *partition) bool {
 		}
 		return true
 	}
+	if len(p.queued) > 0 && n.frozenHere(p.key) { // moving: the destination takes them
+		queued := p.queued
+		p.queued = nil
+		for _, job := range queued {
+			n.finishCommit(nowNs, job, plog.CommitDone{}, errMoving)
+		}
+		return true
+	}
 	if !p.ready() || p.inflight != nil || len(p.queued) == 0 {
 		return false
 	}

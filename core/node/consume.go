@@ -113,7 +113,8 @@ func (n *Node) candidates(op *consumeOp) []uint32 {
 	start := n.cursor("consume/"+op.topic.Name) % op.topic.Partitions
 	n.rr["consume/"+op.topic.Name]++
 	for i := range op.topic.Partitions {
-		if p := (start + i) % op.topic.Partitions; n.ownerOf(op.topic, p) == n.meta.ID() {
+		p := (start + i) % op.topic.Partitions
+		if n.ownerOf(op.topic, p) == n.meta.ID() && !n.frozenHere(partKey{op.topic.ID, p}) {
 			parts = append(parts, p)
 		}
 	}

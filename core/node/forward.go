@@ -89,6 +89,8 @@ func proposeCode(err error) (wire.ProposeCode, string) {
 		return wire.ProposeUserNotFound, ""
 	case errors.Is(err, meta.ErrNoMember):
 		return wire.ProposeNoMember, ""
+	case errors.Is(err, meta.ErrNoMove):
+		return wire.ProposeNoMove, truncate(err.Error(), wire.ReasonBytesMax)
 	case isRefusal(err):
 		return wire.ProposeRefused, truncate(err.Error(), wire.ReasonBytesMax)
 	}
@@ -140,6 +142,8 @@ func forwardError(m wire.ProposeResponse) error {
 		return ErrUserNotFound
 	case wire.ProposeNoMember:
 		return ErrMemberNotFound
+	case wire.ProposeNoMove:
+		return fmt.Errorf("%w: %s", ErrMoveNotFound, m.Reason)
 	case wire.ProposeRefused:
 		return fmt.Errorf("%w: %s", ErrRefused, m.Reason)
 	}
@@ -168,7 +172,8 @@ func (n *Node) onForwardBarrier(token uint64, err error) {
 	}
 	if f.cmd.Kind == meta.DeleteTopic || f.cmd.Kind == meta.DeleteUser ||
 		f.cmd.Kind == meta.ForgetMember || f.cmd.Kind == meta.DecommissionMember ||
-		f.cmd.Kind == meta.CancelDecommission {
+		f.cmd.Kind == meta.CancelDecommission || f.cmd.Name == "" && f.cmd.Username == "" {
+		// (a member's or a move's command names no topic or user to answer with)
 		n.respond(Response{Token: f.token})
 		return
 	}

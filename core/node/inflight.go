@@ -34,6 +34,7 @@ const (
 	forInternal                           // a request the node made of itself (then)
 	forCall                               // a request to a peer, until answered or given up (done)
 	forRemoteCommit                       // a dispatcher commit sent to its partition's owner
+	forFetchRead                          // a read of a partition log for a move's fetch (fetch)
 	purposeEnd
 )
 
@@ -52,6 +53,7 @@ type entry struct {
 	deadline int64                             // forCall: given up then
 	done     func(nowNs int64, m wire.Message) // forCall; m nil: no answer in time
 	remote   remoteCommit                      // forRemoteCommit
+	fetch    *fetchServe                       // forFetchRead (part: the partition read)
 }
 
 // inflightTable holds the entries by id, and the ids by purpose: the scans by purpose (a

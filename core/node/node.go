@@ -94,6 +94,7 @@ type Node struct {
 	nextHeartbeatNs int64
 	seenApplied     uint64       // the metastore index topics were synced at
 	removal         removalState // this member's own removal (decommission.go)
+	moves           moveState    // partition moves, both ends (move.go, moveserve.go)
 }
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.
@@ -151,6 +152,7 @@ type Response struct {
 	Forget   *ForgetReport
 	// Decommission: a decommission's answer (decommission.go).
 	Decommission *DecommissionReport
+	Moves        []MoveInfo // ListMoves (moveapi.go)
 }
 
 // Open starts recovery of the WAL and the metastore. Requests are answered ErrNotReady
@@ -279,6 +281,7 @@ func (n *Node) NextDeadline() (int64, bool) {
 		take(p.leases.NextDeadline())
 	}
 	take(n.consumeDeadline())
+	take(n.moveDeadline())
 	take(n.inflight.nextDeadline())
 	return at, at != 0
 }

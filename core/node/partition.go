@@ -81,6 +81,9 @@ func (n *Node) newPartitionMachines(
 		// an empty log under a new epoch starts past every offset of the copy it replaces
 		BaseOffset: meta.EpochBase(n.meta.PartitionEpoch(k.topicID, k.index)),
 	}
+	if base, copying := n.copyBase(k); copying {
+		cfg.BaseOffset = base // a move's copy starts where the source's log does (move.go)
+	}
 	if mutEpochZero {
 		cfg.BaseOffset = 0
 	}
@@ -107,6 +110,10 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 		n.onCommitDone(nowNs, p, c)
 	}
 	for _, r := range lr.Reads {
+		if n.inflight.purposeOf(r.Token) == forFetchRead {
+			n.onFetchRead(nowNs, p, r)
+			continue
+		}
 		n.onReadDone(nowNs, p, r)
 	}
 	if lr.Recovered != nil {

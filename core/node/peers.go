@@ -56,6 +56,10 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onProposeRequest(nowNs, from, m)
 	case wire.ProposeResponse:
 		n.answered(nowNs, from, m.ID, m)
+	case wire.FetchRequest:
+		n.onFetchRequest(nowNs, from, m)
+	case wire.FetchResponse:
+		n.answered(nowNs, from, m.ID, m)
 	}
 	n.collect(nowNs)
 }

@@ -102,7 +102,8 @@ func (n *Node) maybeReopen(nowNs int64, p *partition) bool {
 
 // readsPendingFor reports whether a consume waits for a read of partition k.
 func (n *Node) readsPendingFor(k partKey) bool {
-	return n.inflight.any(forRead, func(e *entry) bool { return e.read.part == k })
+	return n.inflight.any(forRead, func(e *entry) bool { return e.read.part == k }) ||
+		n.inflight.any(forFetchRead, func(e *entry) bool { return e.part == k })
 }
 
 // reopenDeadline is the earliest reopen of a failed partition not yet due (one due and

@@ -102,6 +102,8 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status = wire.StatusNotFound
 	case n.checkActor(m.Actor, t) != nil:
 		resp.Status = wire.StatusForbidden
+	case n.refuseFrozenAcks(m.Handles) != nil:
+		resp.Status, resp.Reason = errorStatus(errMoving)
 	default:
 		for _, h := range m.Handles {
 			err := n.ackOne(nowNs, t.ID, h, AckMode(m.Mode))

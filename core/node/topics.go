@@ -111,43 +111,53 @@ func (n *Node) applyTopicSettings(t meta.Topic) {
 // exist. Their files stay on disk (reclaiming them is future work); their ops in flight
 // complete into nothing.
 func (n *Node) dropDeletedPartitions() {
-	n.partKeys = slices.DeleteFunc(n.partKeys, func(pk partKey) bool {
-		if _, ok := n.meta.TopicByID(pk.topicID); ok {
-			return false
+	for _, pk := range slices.Clone(n.partKeys) {
+		if _, ok := n.meta.TopicByID(pk.topicID); !ok {
+			n.dropPartition(pk, ErrTopicNotFound)
 		}
-		p := n.parts[pk]
-		delete(n.parts, pk)
-		for _, tok := range p.consumers {
-			if op := n.consumes[tok]; op != nil && op.parked {
-				delete(n.consumes, tok)
-				n.respond(Response{Token: tok, Err: ErrTopicNotFound})
-			}
+	}
+}
+
+// dropPartition forgets open partition pk (its topic deleted, or its copy given away or
+// no longer wanted: move.go): the consumes waiting on it are answered cause, its commits
+// are answered errPartitionDropped, and its ops in flight complete into nothing.
+func (n *Node) dropPartition(pk partKey, cause error) {
+	p := n.parts[pk]
+	delete(n.parts, pk)
+	n.partKeys = slices.DeleteFunc(n.partKeys, func(k partKey) bool { return k == pk })
+	for _, tok := range p.consumers {
+		if op := n.consumes[tok]; op != nil && op.parked {
+			delete(n.consumes, tok)
+			n.respond(Response{Token: tok, Err: cause})
 		}
-		if p.inflight != nil { // its log's answer never comes: the commit ends here
-			n.inflight.take(p.commitTok, forCommit)
-		}
-		for _, job := range p.inflight {
-			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
-		}
-		for _, job := range p.queued {
-			n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
-		}
-		n.abandonReads(pk)
-		return true
-	})
+	}
+	if p.inflight != nil { // its log's answer never comes: the commit ends here
+		n.inflight.take(p.commitTok, forCommit)
+	}
+	for _, job := range p.inflight {
+		n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
+	}
+	for _, job := range p.queued {
+		n.finishCommit(0, job, plog.CommitDone{}, errPartitionDropped)
+	}
+	n.abandonReads(pk, cause)
 }
 
 // abandonReads answers the consumes waiting for reads of a dropped partition: those reads
-// complete into nothing, so the consumes would otherwise wait forever.
-func (n *Node) abandonReads(pk partKey) {
-	ofTopic := func(e *entry) bool { return e.read.op.topic.ID == pk.topicID }
-	for _, id := range n.inflight.ids(forRead, ofTopic) {
+// complete into nothing, so the consumes would otherwise wait forever. A fetch reading
+// it is given up (its destination asks again).
+func (n *Node) abandonReads(pk partKey, cause error) {
+	ofPart := func(e *entry) bool { return e.read.part == pk }
+	for _, id := range n.inflight.ids(forRead, ofPart) {
 		e, _ := n.inflight.take(id, forRead)
 		op := e.read.op
 		if _, waiting := n.consumes[op.token]; waiting {
 			delete(n.consumes, op.token)
-			n.respond(Response{Token: op.token, Err: ErrTopicNotFound})
+			n.respond(Response{Token: op.token, Err: cause})
 		}
+	}
+	for _, id := range n.inflight.ids(forFetchRead, func(e *entry) bool { return e.part == pk }) {
+		n.inflight.take(id, forFetchRead)
 	}
 }
 
@@ -165,6 +175,8 @@ func metaError(err error) error {
 		return ErrMemberNotFound
 	case isRefusal(err):
 		return fmt.Errorf("%w: %v", ErrRefused, err)
+	case errors.Is(err, meta.ErrNoMove):
+		return fmt.Errorf("%w: %v", ErrMoveNotFound, err)
 	case errors.Is(err, meta.ErrNotFound):
 		return ErrTopicNotFound
 	case errors.Is(err, meta.ErrExists):

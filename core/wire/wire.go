@@ -139,6 +139,7 @@ const (
 	ProposeUserNotFound                        // the user does not exist
 	ProposeRefused                             // a membership change refused (Reason names why)
 	ProposeNoMember                            // the member does not exist
+	ProposeNoMove                              // no move of the partition (Reason says which)
 	proposeCodeEnd
 )
 

@@ -57,6 +57,7 @@ var statusTable = []struct {
 	{node.ErrTopicNotFound, http.StatusNotFound},
 	{node.ErrUserNotFound, http.StatusNotFound},
 	{node.ErrMemberNotFound, http.StatusNotFound},
+	{node.ErrMoveNotFound, http.StatusNotFound},
 	{node.ErrRefused, http.StatusConflict},
 	{node.ErrUserExists, http.StatusConflict},
 	{node.ErrForbidden, http.StatusForbidden},

@@ -399,3 +399,36 @@ func (f *fakeBroker) Ready() error {
 	f.calls = append(f.calls, "Ready")
 	return f.notReady
 }
+
+func (f *fakeBroker) Moves(ctx context.Context) ([]node.MoveInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("Moves", ""); err != nil {
+		return nil, err
+	}
+	return []node.MoveInfo{{Topic: "orders", Partition: 1, From: 1, To: 2, State: "frozen"}}, nil
+}
+
+func (f *fakeBroker) MovePartition(ctx context.Context, topic string, part uint32, to uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("MovePartition", "%s", topic); err != nil {
+		return err
+	}
+	if to == 9 {
+		return fmt.Errorf("%w: meta: refused by a membership guard: destination", node.ErrRefused)
+	}
+	return nil
+}
+
+func (f *fakeBroker) AbortMove(ctx context.Context, topic string, part uint32) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record("AbortMove", "%s", topic); err != nil {
+		return err
+	}
+	if part != 1 {
+		return node.ErrMoveNotFound
+	}
+	return nil
+}

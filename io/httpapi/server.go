@@ -49,6 +49,11 @@ type Broker interface {
 	// dryRun says whether it would; CancelDecommission stops the drain.
 	DecommissionMember(ctx context.Context, id uint64, dryRun bool) (node.DecommissionReport, error)
 	CancelDecommission(ctx context.Context, id uint64) error
+	// Moves lists the partition moves in progress; MovePartition starts one and AbortMove
+	// ends one before its cutover (node.Node's of the same names).
+	Moves(ctx context.Context) ([]node.MoveInfo, error)
+	MovePartition(ctx context.Context, topic string, part uint32, to uint64) error
+	AbortMove(ctx context.Context, topic string, part uint32) error
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
 	UserBroker
@@ -84,6 +89,7 @@ type Server struct {
 	userPats  [3]*pattern         // indexed by subUser…
 	forgetPat *pattern            // /v1/cluster/members/{id}/forget
 	decomPat  *pattern            // /v1/cluster/members/{id}/decommission
+	abortPat  *pattern            // /v1/cluster/moves/{topic}/{partition}/abort
 	notFound  *route
 	promH     http.Handler
 	handler   http.Handler
@@ -153,7 +159,9 @@ func (s *Server) buildRoutes() {
 		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage, permUser}),
 		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics, permUser}, on{"POST", s.createTopic, permUser}),
 		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members, permAdmin}),
-		"/v1/users":           s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
+		"/v1/cluster/moves": s.newPattern("/v1/cluster/moves", on{"GET", s.moves, permAdmin},
+			on{"POST", s.startMove, permAdmin}),
+		"/v1/users": s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
 	}
 	const t = "/v1/topics/{topic}"
 	s.topicPats = [5]*pattern{
@@ -173,6 +181,8 @@ func (s *Server) buildRoutes() {
 	s.forgetPat = s.newPattern("/v1/cluster/members/{id}/forget", on{"POST", s.forget, permAdmin})
 	s.decomPat = s.newPattern("/v1/cluster/members/{id}/decommission",
 		on{"POST", s.decommission, permAdmin}, on{"DELETE", s.cancelDecommission, permAdmin})
+	s.abortPat = s.newPattern("/v1/cluster/moves/{topic}/{partition}/abort",
+		on{"POST", s.abortMove, permAdmin})
 	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
 }
 
@@ -210,6 +220,9 @@ func (s *Server) match(path string) (*pattern, string) {
 	}
 	if rest, ok := strings.CutPrefix(path, "/v1/cluster/members/"); ok {
 		return s.matchMember(rest)
+	}
+	if rest, ok := strings.CutPrefix(path, "/v1/cluster/moves/"); ok {
+		return s.matchMove(rest)
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/topics/")
 	if !ok {

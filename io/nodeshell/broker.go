@@ -105,6 +105,24 @@ func (s *Shell) DecommissionMember(ctx context.Context, id uint64, dryRun bool) 
 	return *r.Decommission, nil
 }
 
+// Moves lists the partition moves in progress.
+func (s *Shell) Moves(ctx context.Context) ([]node.MoveInfo, error) {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.ListMoves(now, tok) })
+	return r.Moves, errors.Join(err, r.Err)
+}
+
+// MovePartition starts moving a partition to member to.
+func (s *Shell) MovePartition(ctx context.Context, topic string, part uint32, to uint64) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.MovePartition(now, tok, topic, part, to) })
+	return errors.Join(err, r.Err)
+}
+
+// AbortMove ends a partition's move before its cutover.
+func (s *Shell) AbortMove(ctx context.Context, topic string, part uint32) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.AbortMove(now, tok, topic, part) })
+	return errors.Join(err, r.Err)
+}
+
 // CancelDecommission stops a member's drain.
 func (s *Shell) CancelDecommission(ctx context.Context, id uint64) error {
 	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.CancelDecommission(now, tok, id) })

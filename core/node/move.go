@@ -1,0 +1,376 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
+	"github.com/narad/narad/core/wire"
+)
+
+// Partition moves, the destination's side. The metastore decides a move (core/meta
+// moves.go: StartMove, FreezeMove, CutOverMove, AbortMove); the destination carries it
+// out, driven by what its replica applied:
+//
+//  1. wipe: a directory of the partition left here by an earlier owner or an earlier
+//     attempt is removed (the reclaimer; deadPartitionDir takes it while wiping);
+//  2. copy: the partition is opened here, not served (its owner is the source), with its
+//     log starting at the source's oldest offset; the source's batches are fetched
+//     (FetchRequest) and written with commitDurable at their own offsets and commit
+//     times (plog.CommitCopy: fdatasync, read-back byte for byte) while the source goes
+//     on taking commits;
+//  3. freeze: once the copy is within MoveFreezeLagRecordsMax records of the source, or
+//     has run MovePrecopyNsMax (a partition written faster than it copies), it proposes
+//     FreezeMove; the source, once it applied it, takes no commit, lease or ack of the
+//     partition and answers fetches "frozen" once its last commit is done;
+//  4. tail: the copy fetches to the frozen high-watermark, then the ack state
+//     (lease.ImportAcks, made durable), and proposes CutOverMove: the destination owns
+//     the partition under the next epoch and serves it as soon as its replica applies
+//     that. Leases held at the source end with the move (those records are delivered
+//     again); acks move with it.
+//
+// A move that ends otherwise (aborted, its topic deleted, an end forgotten) drops the
+// copy and its files. A crash of the destination starts the copy again from the wipe.
+// The source removes its copy only after the new owner serves (moveserve.go).
+
+// Move tunables.
+const (
+	// MoveFetchBytesMax is the record bytes one fetch asks for.
+	MoveFetchBytesMax = 4 << 20
+	// MoveFetchTimeoutNs gives up on a fetch with no answer; it is asked again.
+	MoveFetchTimeoutNs = 5_000_000_000
+	// MoveRetryNs is the wait before a fetch after a refusal, an empty answer or a
+	// failed proposal.
+	MoveRetryNs = 100_000_000
+	// MoveFreezeLagRecordsMax: the copy asks for the freeze once it is this close to the
+	// source's high-watermark, so that the freeze copies little.
+	MoveFreezeLagRecordsMax = 1024
+	// MovePrecopyNsMax bounds the copy before the freeze: past it the freeze is asked
+	// whatever the lag, so a partition written faster than it copies still moves.
+	MovePrecopyNsMax = 30_000_000_000
+)
+
+type movePhase uint8
+
+const (
+	moveWiping      movePhase = iota + 1 // an earlier copy's files are being removed
+	moveOpening                          // the source's oldest offset is asked for
+	moveCopying                          // batches are fetched and committed
+	moveImporting                        // the ack state is being made durable
+	moveCuttingOver                      // CutOverMove is proposed
+)
+
+// moveCopy is one move to this node.
+type moveCopy struct {
+	key        partKey
+	from       uint64
+	epoch      uint32
+	phase      movePhase
+	passes     uint64 // the reclaimer's passes when the wipe was asked
+	base       uint64 // the copy's first offset: the source's oldest
+	startNs    int64
+	frozenNs   int64 // when this node first saw the move frozen (0: not yet)
+	afterNs    int64 // no fetch or proposal before then
+	busy       bool  // a fetch, a commit or a proposal is in flight
+	proposed   bool  // FreezeMove was asked (and not refused since)
+	runs       [][]plog.CopyBatch
+	final      *wire.FetchResponse // the frozen answer that carries the ack state
+	srcHW      uint64
+	bytesMoved uint64
+}
+
+// moveState is what this node does for moves (both sides).
+type moveState struct {
+	copies   map[partKey]*moveCopy
+	releases map[partKey]*release // moveserve.go
+	stats    MoveStats
+	acts     uint64 // fetches, commits, proposals and phase changes: collect runs until none
+}
+
+// collectMoves moves the copies and releases on; it reports whether anything acted.
+func (n *Node) collectMoves(nowNs int64) bool {
+	if n.moves.copies == nil {
+		return false // syncMoves has not run: the replica is not recovered
+	}
+	before := n.moves.acts
+	n.advanceMoves(nowNs)
+	return n.moves.acts != before
+}
+
+// MoveStats counts the moves this node carried out (as their destination).
+type MoveStats struct {
+	Started, Done, Dropped uint64
+	BytesCopied            uint64
+	FreezeNs               Histogram // from the freeze applied here to the cutover applied here
+	Released               uint64    // copies this node removed after the new owner served
+}
+
+// MoveStats returns the move counts.
+func (n *Node) MoveStats() MoveStats { return n.moves.stats }
+
+// syncMoves brings the copies in line with the replica's moves: a move to this node
+// starts a copy; a copy whose move ended is done (this node owns the partition) or
+// dropped.
+func (n *Node) syncMoves(nowNs int64) {
+	if n.moves.copies == nil {
+		n.moves.copies, n.moves.releases = map[partKey]*moveCopy{}, map[partKey]*release{}
+		n.moves.stats.FreezeNs = newHistogram()
+	}
+	self := n.meta.ID()
+	for _, mv := range n.meta.Moves() {
+		k := partKey{topicID: mv.TopicID, index: mv.Partition}
+		if mv.To == self && n.moves.copies[k] == nil {
+			n.startCopy(nowNs, k, mv)
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
+		mc := n.moves.copies[k]
+		mv, ok := n.meta.MoveOf(k.topicID, k.index)
+		if ok && mv.To == self && mv.Epoch == mc.epoch {
+			if mv.State == meta.MoveFrozen && mc.frozenNs == 0 {
+				mc.frozenNs = nowNs
+			}
+			continue
+		}
+		n.endCopy(nowNs, mc)
+	}
+	n.syncReleases(nowNs)
+}
+
+func (n *Node) startCopy(nowNs int64, k partKey, mv meta.Move) {
+	n.moves.stats.Started++
+	n.moves.copies[k] = &moveCopy{key: k, from: mv.From, epoch: mv.Epoch, phase: moveWiping,
+		startNs: nowNs, passes: n.reclaim.Stats().Passes}
+	if p := n.parts[k]; p != nil {
+		n.dropPartition(k, fmt.Errorf("%w: partition %d moves here anew", ErrNotReady, k.index))
+	}
+	n.reclaim.Request(nowNs)
+}
+
+// endCopy ends a copy whose move is over: served here when the cutover gave this node
+// the partition under the next epoch, else dropped with its files.
+func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
+	delete(n.moves.copies, mc.key)
+	t, ok := n.meta.TopicByID(mc.key.topicID)
+	if ok && n.ownerOf(t, mc.key.index) == n.meta.ID() &&
+		n.meta.PartitionEpoch(mc.key.topicID, mc.key.index) == mc.epoch+1 {
+		n.moves.stats.Done++
+		if mc.frozenNs > 0 {
+			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
+		}
+		return
+	}
+	n.moves.stats.Dropped++
+	if n.parts[mc.key] != nil {
+		n.dropPartition(mc.key, fmt.Errorf("%w: the move of partition %d ended", ErrNotReady,
+			mc.key.index))
+	}
+	n.reclaim.Request(nowNs)
+}
+
+// copyBase is the first offset of a partition log opened for a move's copy, and
+// whether one is.
+func (n *Node) copyBase(k partKey) (uint64, bool) {
+	if mc := n.moves.copies[k]; mc != nil {
+		return mc.base, true
+	}
+	return 0, false
+}
+
+// wipingCopy reports whether k's directories are being removed before a copy.
+func (n *Node) wipingCopy(k partKey) bool {
+	mc := n.moves.copies[k]
+	return mc != nil && mc.phase == moveWiping
+}
+
+// advanceMoves moves every copy on as far as it can go now.
+func (n *Node) advanceMoves(nowNs int64) {
+	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
+		if mc := n.moves.copies[k]; mc != nil && !mc.busy && nowNs >= mc.afterNs {
+			n.advanceCopy(nowNs, mc)
+		}
+	}
+	if n.advanceReleases(nowNs) {
+		n.moves.acts++
+	}
+}
+
+func (n *Node) advanceCopy(nowNs int64, mc *moveCopy) {
+	t, ok := n.meta.TopicByID(mc.key.topicID)
+	if !ok || n.IsReady() != nil {
+		return
+	}
+	switch mc.phase {
+	case moveWiping:
+		st := n.reclaim.Stats()
+		if _, retry := n.reclaim.NextDeadline(); st.Passes > mc.passes && !n.reclaim.Busy() && !retry {
+			mc.phase = moveOpening
+			n.fetch(nowNs, mc, 0, 0)
+		}
+	case moveCopying:
+		p := n.partitionFor(nowNs, t, mc.key.index)
+		switch {
+		case !p.ready() || p.failed != nil || p.inflight != nil:
+		case len(mc.runs) > 0:
+			n.commitRun(nowNs, mc, p)
+		case mc.final != nil && p.log.HighWatermark() == mc.final.HighWatermark:
+			n.importAcks(nowNs, mc, p)
+		default:
+			n.maybeFreeze(nowNs, mc, p)
+			n.fetch(nowNs, mc, p.log.HighWatermark(), MoveFetchBytesMax)
+		}
+	case moveImporting:
+		if p := n.parts[mc.key]; p != nil && p.leases.Flushed() && p.leases.Failed() == nil {
+			n.proposeMove(nowNs, mc, meta.CutOverMove, moveCuttingOver)
+		}
+	}
+}
+
+// fetch asks the source for batches from offset from (bytesMax 0: its offsets only).
+func (n *Node) fetch(nowNs int64, mc *moveCopy, from uint64, bytesMax uint32) {
+	mc.busy = true
+	n.moves.acts++
+	n.call(nowNs, mc.from, MoveFetchTimeoutNs,
+		func(id uint64) wire.Message {
+			return wire.FetchRequest{ID: id, Incarnation: mc.key.topicID, Partition: mc.key.index,
+				Epoch: mc.epoch, From: from, BytesMax: bytesMax}
+		},
+		func(now int64, m wire.Message) { n.onFetched(now, mc, m) })
+}
+
+func (n *Node) onFetched(nowNs int64, mc *moveCopy, m wire.Message) {
+	mc.busy = false
+	r, ok := m.(wire.FetchResponse)
+	if n.moves.copies[mc.key] != mc {
+		return // the move ended meanwhile
+	}
+	if !ok || r.Code != wire.CodeOK {
+		if mc.phase == moveOpening {
+			mc.phase = moveWiping // asked again; the wipe found done at once
+		}
+		mc.afterNs = nowNs + MoveRetryNs
+		return
+	}
+	mc.srcHW = r.HighWatermark
+	if mc.phase == moveOpening {
+		mc.base, mc.phase = r.Oldest, moveCopying
+		return
+	}
+	mc.runs = contiguousRuns(r.Batches)
+	if r.HasAcks {
+		mc.final = &r
+	}
+	if len(r.Batches) == 0 && !r.HasAcks {
+		mc.afterNs = nowNs + MoveRetryNs // nothing new yet: the source is ahead or not frozen
+	}
+}
+
+// contiguousRuns splits fetched batches into runs CommitCopy takes: no gap inside one.
+func contiguousRuns(batches []wire.FetchBatch) [][]plog.CopyBatch {
+	var runs [][]plog.CopyBatch
+	var next uint64
+	for i, b := range batches {
+		cb := plog.CopyBatch{Base: b.Base, CommitMs: b.CommitMs, Entries: make([]plog.Entry,
+			len(b.Records))}
+		for j, r := range b.Records {
+			cb.Entries[j] = plog.Entry{Key: r.Key, HasKey: r.HasKey, Payload: r.Payload}
+		}
+		if i == 0 || b.Base != next {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], cb)
+		next = b.Base + uint64(len(b.Records))
+	}
+	return runs
+}
+
+// commitRun writes the next run of fetched batches with commitDurable, in the
+// partition's one commit slot (nothing else commits to a partition this node does not
+// own).
+func (n *Node) commitRun(nowNs int64, mc *moveCopy, p *partition) {
+	run := mc.runs[0]
+	if run[0].Base < p.log.HighWatermark() { // a fetch answered twice, or overtaken: skip
+		mc.runs = mc.runs[1:]
+		n.moves.acts++
+		return
+	}
+	mc.busy = true
+	n.moves.acts++
+	id := n.inflight.add(entry{purpose: forCommit, part: p.key})
+	p.inflight, p.commitTok, p.commitAt = []commitJob{{done: func(now int64, err error) {
+		mc.busy = false
+		if err != nil {
+			mc.afterNs = now + MoveRetryNs // cut back and retried, or the partition failed
+			return
+		}
+		for _, b := range run {
+			for _, e := range b.Entries {
+				mc.bytesMoved += uint64(len(e.Key) + len(e.Payload))
+				n.moves.stats.BytesCopied += uint64(len(e.Key) + len(e.Payload))
+			}
+		}
+		mc.runs = mc.runs[1:]
+	}}}, id, nowNs
+	p.log.CommitCopy(nowNs, id, run)
+}
+
+// maybeFreeze asks for the freeze once the copy is close to the source, or has copied
+// for MovePrecopyNsMax.
+func (n *Node) maybeFreeze(nowNs int64, mc *moveCopy, p *partition) {
+	mv, ok := n.meta.MoveOf(mc.key.topicID, mc.key.index)
+	if !ok || mv.State != meta.MoveCopying || mc.proposed {
+		return
+	}
+	lag := mc.srcHW - min(mc.srcHW, p.log.HighWatermark())
+	if lag <= MoveFreezeLagRecordsMax || nowNs-mc.startNs >= MovePrecopyNsMax {
+		mc.proposed = true
+		n.proposeMove(nowNs, mc, meta.FreezeMove, moveCopying)
+	}
+}
+
+// importAcks takes the frozen source's ack state into the copy's lease manager.
+func (n *Node) importAcks(nowNs int64, mc *moveCopy, p *partition) {
+	if err := p.leases.ImportAcks(nowNs, mc.final.AckFloor, mc.final.Acked); err != nil {
+		mc.final, mc.afterNs = nil, nowNs+MoveRetryNs // fetched again
+		return
+	}
+	mc.phase = moveImporting
+	n.moves.acts++
+}
+
+// proposeMove proposes kind for the copy's move; then is the phase while it is in
+// flight. A refusal (the move changed meanwhile) or no answer sets the copy back to
+// copying, after MoveRetryNs; an applied one is seen by syncMoves.
+func (n *Node) proposeMove(nowNs int64, mc *moveCopy, kind meta.CommandKind, then movePhase) {
+	mc.busy, mc.phase = true, then
+	n.moves.acts++
+	tok := n.internal(func(now int64, r Response) {
+		mc.busy = false
+		if r.Err != nil {
+			mc.phase, mc.proposed, mc.afterNs = moveCopying, false, now+MoveRetryNs
+			if kind == meta.CutOverMove {
+				mc.final = nil // the tail and the acks are fetched again
+			}
+		}
+	})
+	n.propose(nowNs, tok, meta.Command{Kind: kind, TopicID: mc.key.topicID, Part: mc.key.index,
+		Epoch: mc.epoch})
+}
+
+// moveDeadline is the earliest time a copy waits for.
+func (n *Node) moveDeadline() (int64, bool) {
+	var at int64
+	for _, mc := range n.moves.copies { //narad:unordered (a minimum)
+		if !mc.busy && mc.afterNs > 0 && (at == 0 || mc.afterNs < at) {
+			at = mc.afterNs
+		}
+	}
+	for _, r := range n.moves.releases { //narad:unordered (a minimum)
+		if !r.busy && (at == 0 || r.afterNs < at) {
+			at = r.afterNs
+		}
+	}
+	return at, at != 0
+}
