@@ -46,6 +46,7 @@ func (s *Store) control(nowNs int64) {
 	}
 	if s.leaderSinceNs == 0 {
 		s.leaderSinceNs = nowNs
+		s.rebalance = true // whatever the last leader was doing, look again
 	}
 	last, err := s.ms.LastIndex()
 	if err != nil || s.applied != last || s.appliedTerm != st.GetTerm() {
@@ -72,6 +73,7 @@ func (s *Store) control(nowNs int64) {
 	}
 	s.promote(st)
 	s.leaveIfRemoved(st)
+	s.controlMoves(nowNs)
 }
 
 // InConf reports whether id is a voter or a learner of the applied raft configuration.

@@ -20,8 +20,9 @@ import (
 // A leader whose removal is applied hands its leadership to a healthy voter
 // (transferAway) before its node stops; the new leader takes it out of the configuration.
 //
-// Partitions do not move yet: a member that owns partitions is refused (guard
-// 'partitions'); draining a member's partitions to the others comes with partition moves.
+// A draining member's partitions move to the others: the leader's controller plans and
+// starts those moves first (rebalance_control.go), and the member's removal waits for
+// them (RemoveMember needs a member that owns none).
 //
 // Guards, checked by the leader on a current view before it proposes either command
 // (removalGuard): some other live member that is not draining remains ('last'); never
@@ -100,14 +101,9 @@ func (m *machine) placeable() []uint64 {
 	return live
 }
 
-// decommissionGuard refuses to decommission member id: while partitions cannot move, a
-// member that owns some ('partitions'); then removalGuard.
+// decommissionGuard refuses to decommission member id: the guards of its removal
+// (removalGuard). Its partitions move to the others first (rebalance_control.go).
 func (s *Store) decommissionGuard(id uint64) error {
-	if n := s.sm.ownedBy(id); n > 0 {
-		return fmt.Errorf("%w: partitions: member %d owns %d partitions, and this version cannot "+
-			"move partitions: delete their topics, or forget the member once it is dead",
-			ErrGuard, id, n)
-	}
 	return s.removalGuard(id)
 }
 

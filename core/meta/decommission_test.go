@@ -21,7 +21,8 @@ func cancelDecommission(id uint64) meta.Command {
 // A member that owns no partition is decommissioned: it drains (no new partitions), its
 // removal (which its node proposes) is applied, and its id is a tombstone marked removed,
 // through a restart. A removal of a member not draining is refused.
-// A member that owns partitions is refused while partitions cannot move.
+// A member that owns partitions drains too, but its removal is refused until it owns
+// none (the controller moves them away: rebalance_control.go).
 func TestDecommissionDrainsThenRemoves(t *testing.T) {
 	h := settled(t, meta.Config{SnapshotEveryEntries: 4})
 	h.run(join(1))
@@ -29,9 +30,14 @@ func TestDecommissionDrainsThenRemoves(t *testing.T) {
 	parts := uint32(4)
 	h.run(meta.Command{Kind: meta.CreateTopic, Name: "a", Partitions: &parts})
 	h.run(join(3))
-	d := h.run(decommission(2))
-	if !errors.Is(d.Err, meta.ErrGuard) || !strings.Contains(d.Err.Error(), "partitions") {
+	if d := h.run(decommission(2)); d.Err != nil || !h.s.IsDraining(2) {
 		t.Fatalf("decommission of a member that owns partitions: %v", d.Err)
+	}
+	if d := h.run(remove(2)); !errors.Is(d.Err, meta.ErrGuard) || !strings.Contains(d.Err.Error(), "partitions") {
+		t.Fatalf("removal of a member that owns partitions: %v", d.Err)
+	}
+	if d := h.run(cancelDecommission(2)); d.Err != nil || h.s.IsDraining(2) {
+		t.Fatalf("cancel: %v", d.Err)
 	}
 	if d := h.run(cancelDecommission(3)); !errors.Is(d.Err, meta.ErrNotDraining) {
 		t.Fatalf("cancel of a member not draining: %v", d.Err)

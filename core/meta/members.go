@@ -32,7 +32,8 @@ var ErrNoMember = errors.New("meta: no such member")
 // isMemberKind reports whether k is one of the member commands (the system's).
 func isMemberKind(k CommandKind) bool {
 	return k == JoinMember || k == SetMemberAlive || k == ForgetMember ||
-		k == DecommissionMember || k == CancelDecommission || k == RemoveMember || isMoveKind(k)
+		k == DecommissionMember || k == CancelDecommission || k == RemoveMember || isMoveKind(k) ||
+		k == Rebalance
 }
 
 func (c Command) checkMember() error {
@@ -41,6 +42,11 @@ func (c Command) checkMember() error {
 		return invalid("a member command takes no topic fields")
 	case isMoveKind(c.Kind):
 		return c.checkMoveFields()
+	case c.Kind == Rebalance && (c.Member != 0 || c.Addr != "" || c.Alive || c.TopicID != 0 ||
+		c.Part != 0 || c.Epoch != 0):
+		return invalid("rebalance takes nothing")
+	case c.Kind == Rebalance:
+		return nil
 	case c.TopicID != 0 || c.Part != 0 || c.Epoch != 0:
 		return invalid("%s takes no partition", c.Kind)
 	case c.Member == 0:
@@ -61,6 +67,9 @@ func (m *machine) checkMember(c Command) error {
 	if isMoveKind(c.Kind) {
 		return m.checkMove(c)
 	}
+	if c.Kind == Rebalance {
+		return nil
+	}
 	mb, known := m.members[c.Member]
 	switch {
 	case m.forgotten[c.Member] && !(mutNoTombstone && c.Kind == JoinMember):
@@ -78,7 +87,8 @@ func (m *machine) checkMember(c Command) error {
 }
 
 func (m *machine) applyMember(c Command) {
-	mb := m.members[c.Member]
+	mb, known := m.members[c.Member]
+	m.rebalanceAsked = m.rebalanceAsked || !known // a new member: even the partitions out
 	mb.ID, mb.Alive = c.Member, c.Alive // a draining member stays draining
 	if c.Kind == JoinMember {
 		mb.Addr = c.Addr

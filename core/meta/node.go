@@ -222,6 +222,9 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if isMemberKind(p.Cmd.Kind) {
 		delete(s.controlUntil, p.Cmd.Member) // the controller may look at it again
 	}
+	if isMoveKind(p.Cmd.Kind) {
+		delete(s.moveUntil, moveKey{p.Cmd.TopicID, p.Cmd.Part})
+	}
 	// The entry answers our proposal only if we proposed it as leader of the entry's term:
 	// seqs restart with the process, terms do not repeat for a leader.
 	if p.Node == s.cfg.ID {

@@ -37,6 +37,11 @@ type Config struct {
 	// whatever it is; with the same numbers it would confirm a barrier of this process at
 	// the earlier process's (lower) index.
 	ReadContextBase uint64
+	// Rebalance turns on the controller's move duty (rebalance_control.go): the leader
+	// drains draining members and evens out the partitions after a join, a leader change
+	// and a request. Off (the metastore simulator, whose clients drive moves): nothing
+	// proposes moves but the clients.
+	Rebalance bool
 }
 
 // Defaults and bounds.
@@ -230,6 +235,8 @@ type Store struct {
 	heard         map[uint64]heard  // node -> when the leader last heard it, and its address
 	leaderSinceNs int64             // when this replica became leader, 0 when it is not
 	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
+	moveUntil     map[moveKey]uint64 // partition -> tick until which its move command is pending
+	rebalance     bool               // a rebalance is wanted (rebalance_control.go)
 	learnerUntil  map[uint64]uint64 // member -> tick until which its learner change is pending
 	promoteUntil  uint64            // tick until which a promotion is pending
 
@@ -245,6 +252,7 @@ func New(cfg Config) *Store {
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
 		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{}, learnerUntil: map[uint64]uint64{},
+		moveUntil: map[moveKey]uint64{},
 		nextReadID: cfg.ReadContextBase,
 	}
 }

@@ -48,13 +48,14 @@ const (
 	FreezeMove                                // freezes a moving partition at its source
 	CutOverMove                               // gives a moved partition to its destination
 	AbortMove                                 // ends a move before its cutover
-	lastKind           = AbortMove
+	Rebalance                                 // asks the leader to even out the partitions
+	lastKind           = Rebalance
 )
 
 var kindNames = [...]string{"", "create", "delete", "patch", "member-join", "member-alive",
 	"user-create", "user-delete", "user-grants", "user-password", "user-root", "member-forget",
 	"member-decommission", "member-recommission", "member-remove",
-	"move-start", "move-freeze", "move-cutover", "move-abort"}
+	"move-start", "move-freeze", "move-cutover", "move-abort", "rebalance"}
 
 func (k CommandKind) String() string {
 	if k >= CreateTopic && k <= lastKind {
@@ -244,6 +245,9 @@ type machine struct {
 	epochs   map[uint64][]uint32
 	owners   map[uint64][]uint64 // topic id -> owner of each partition (members.go)
 	commands uint64              // command entries applied, answered with an error or not
+	// rebalanceAsked: a Rebalance or a new member's join was applied since the controller
+	// last looked (a hint for the leader, not state: not in the snapshot).
+	rebalanceAsked bool
 }
 
 func newMachine() *machine {
@@ -360,6 +364,8 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		m.applyDecommission(c)
 	case StartMove, FreezeMove, CutOverMove, AbortMove:
 		m.applyMove(c)
+	case Rebalance:
+		m.rebalanceAsked = true // the controller's hint (rebalance_control.go)
 	}
 	return result{Topic: t}, nil
 }

@@ -160,6 +160,9 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 		if mc.frozenNs > 0 {
 			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
 		}
+		if n.cfg.OnPartitionMoved != nil {
+			n.cfg.OnPartitionMoved(mc.key.topicID, mc.key.index, mc.from)
+		}
 		return
 	}
 	n.moves.stats.Dropped++
@@ -189,7 +192,11 @@ func (n *Node) wipingCopy(k partKey) bool {
 func (n *Node) advanceMoves(nowNs int64) {
 	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
 		if mc := n.moves.copies[k]; mc != nil && !mc.busy && nowNs >= mc.afterNs {
+			before := n.moves.acts
 			n.advanceCopy(nowNs, mc)
+			if n.moves.acts == before && !mc.busy {
+				mc.afterNs = nowNs + MoveRetryNs // waits for something: look again then
+			}
 		}
 	}
 	if n.advanceReleases(nowNs) {

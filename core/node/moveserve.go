@@ -175,7 +175,11 @@ func (n *Node) advanceReleases(nowNs int64) bool {
 	for _, k := range slices.SortedFunc(maps.Keys(n.moves.releases), comparePartKeys) {
 		r := n.moves.releases[k]
 		t, ok := n.meta.TopicByID(k.topicID)
-		if r.busy || nowNs < r.afterNs || !ok || n.IsReady() != nil {
+		if r.busy || nowNs < r.afterNs {
+			continue
+		}
+		if !ok || n.IsReady() != nil {
+			r.afterNs = nowNs + MoveProbeIntervalNs
 			continue
 		}
 		r.busy, acted = true, true

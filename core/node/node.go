@@ -34,6 +34,13 @@ type Config struct {
 	// machines made anew, recovering from the disk): its leases and the acks not yet
 	// durable are gone (poison.go). For the simulators' checks.
 	OnPartitionReopen func(topicID uint64, index uint32)
+	// OnPartitionMoved, when set, is told when this node takes over a partition a move
+	// copied here from member from (move.go): the leases held there ended. For the
+	// simulators' checks.
+	OnPartitionMoved func(topicID uint64, index uint32, from uint64)
+	// NoRebalance turns the metastore controller's move duty off (meta.Config.Rebalance):
+	// nothing moves partitions but MovePartition.
+	NoRebalance bool
 	// RootHash is the bcrypt hash of the root user's password, from the shell; while it
 	// is set, a leader whose replica has no root user proposes it (users.go). Empty: the
 	// node never makes one (security off, or the simulators).
@@ -101,7 +108,7 @@ type Node struct {
 func New(cfg Config, rand *rng.Rand) *Node {
 	n := &Node{
 		cfg: cfg, rand: rand,
-		wal: wal.New(cfg.WAL), meta: meta.New(metaConfig(cfg.Meta, rand)),
+		wal: wal.New(cfg.WAL), meta: meta.New(metaConfig(cfg, rand)),
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
 		produces: map[uint64]*produceOp{}, inflight: newInflightTable(),
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
@@ -114,7 +121,9 @@ func New(cfg Config, rand *rng.Rand) *Node {
 
 // metaConfig is the metastore's configuration for this process: its barriers numbered
 // from a random base (meta.Config.ReadContextBase) unless the caller chose one.
-func metaConfig(c meta.Config, rand *rng.Rand) meta.Config {
+func metaConfig(nc Config, rand *rng.Rand) meta.Config {
+	c := nc.Meta
+	c.Rebalance = !nc.NoRebalance
 	if c.ReadContextBase == 0 {
 		c.ReadContextBase = rand.Uint64() >> 1
 	}

@@ -78,17 +78,22 @@ func (u *run) decommissionStep() {
 	u.s.At(u.s.Now()+decommissionPollNs, event{kind: evDecommission})
 }
 
-// checkDraining: a replica that holds the spare draining holds it owning no partition
-// (the guard allowed the decommission only then, and a draining member takes none).
+// checkDraining: a replica that holds the spare draining never holds it owning more
+// partitions than at its last look while draining: a draining member takes none (no new
+// topic, no move to it); its own partitions move away (core/meta rebalance_control.go).
 func (u *run) checkDraining(id uint64) {
 	for _, mb := range u.members {
-		if mb.up && mb.n.MemberDraining(id) {
-			if n := mb.n.OwnedBy(id); n > 0 {
-				u.violate(fmt.Errorf("decommission: replica %d holds node %d draining and owning %d partitions",
-					mb.id, id, n))
-			}
-			u.stats.DrainChecks++
+		if !mb.up || !mb.n.MemberDraining(id) {
+			mb.drainOwned = -1
+			continue
 		}
+		n := mb.n.OwnedBy(id)
+		if mb.drainOwned >= 0 && n > mb.drainOwned {
+			u.violate(fmt.Errorf("decommission: replica %d holds node %d draining and owning %d partitions, "+
+				"%d at its last look", mb.id, id, n, mb.drainOwned))
+		}
+		mb.drainOwned = n
+		u.stats.DrainChecks++
 	}
 }
 

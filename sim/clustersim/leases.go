@@ -67,6 +67,7 @@ const (
 	causeBehindReroute = "redispatch-behind-reroute"
 	causeAmbig         = "ambiguous-produce"
 	causeReopen        = "partition-reopen"        // the owner reopened the failed partition: its leases are gone
+	causeMove          = "partition-moved"         // the partition moved to another member: its leases ended
 	causeAckReopen     = "ack-lost-with-partition" // acked, and the owner reopened the partition before the ack was durable, or its ack files had failed
 	causeNoReason      = ""
 )
@@ -86,7 +87,12 @@ func (u *run) ownerCrashed(k recKey, fromNs, toNs int64) bool {
 	if !ok {
 		return true // not known: any crash may have been it
 	}
-	return u.crashedBetween(int(owner-1), fromNs, toNs)
+	for _, o := range u.pastOwners(k, owner) { // a move's source held the acks it sent on
+		if u.crashedBetween(int(o-1), fromNs, toNs) {
+			return true
+		}
+	}
+	return false
 }
 
 func (u *run) crashedBetween(i int, fromNs, toNs int64) bool {
@@ -139,6 +145,9 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 	}
 	if u.ownerReopened(k, prev.callNs, now) {
 		return causeReopen, nil
+	}
+	if u.movedBetween(k, prev.callNs, now) {
+		return causeMove, nil
 	}
 	return "", fmt.Errorf("invariant 9: record %d/%d@%d (message %d) delivered to client %d at %d ns while the lease taken by the consume sent at %d ns was live (visibility %d ms)", k.topicID, k.part, k.offset, id, client, now, start, u.visibilityNs/1_000_000)
 }

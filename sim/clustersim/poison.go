@@ -62,7 +62,12 @@ func (u *run) ackLostWithPartition(k recKey, prev *leaseState, now int64) bool {
 func (u *run) anyOwner(k recKey, f func(*invariants.Poison, invariants.PartRef) bool) bool {
 	ref := invariants.PartRef{TopicID: k.topicID, Index: k.part}
 	if owner, ok := u.recOwner(k); ok {
-		return f(u.members[owner-1].poison, ref)
+		for _, o := range u.pastOwners(k, owner) {
+			if f(u.members[o-1].poison, ref) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, mb := range u.members {
 		if f(mb.poison, ref) {

@@ -2,6 +2,8 @@ package clustersim
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/invariants"
@@ -10,9 +12,11 @@ import (
 // Reclaimed files (issue 13, point 6). A node removes the partition directories of a
 // deleted incarnation (core/reclaim). Checked (check name "reclaim"):
 //   - a directory removed under "parts" or "acks" (RemoveDir: only the reclaimer removes
-//     directories; the partitions remove files of their own) is of an incarnation no
-//     replica holds at or past the remover's applied index: a replica that has applied as far and still holds it
-//     proves the remover cannot have seen it deleted (the main topic is never deleted);
+//     directories; the partitions remove files of their own) is of a partition the
+//     remover's replica gives to another member (moved away, or about to be copied here),
+//     or of an incarnation no replica holds at or past the remover's applied index: a
+//     replica that has applied as far and still holds it proves the remover cannot have
+//     seen it deleted (the main topic is never deleted);
 //   - after the heal, within ReclaimBoundNs, no node holds a directory of an incarnation
 //     its replica deleted (invariants.ReclaimBoundNs).
 
@@ -26,6 +30,9 @@ func (u *run) checkRemoval(mb *member, op disk.Op) {
 		return
 	}
 	u.stats.ReclaimChecks++ // directories removed, checked
+	if owner, ok := u.ownerAt(mb, op.Name, id); ok && owner != mb.id {
+		return // a partition this node's replica gives to another member: moved away
+	}
 	if id == u.topicID {
 		u.violate(fmt.Errorf("reclaim: node %d removed %s of the main topic's incarnation %d, never deleted", mb.id, op.Name, id))
 		return
@@ -37,6 +44,19 @@ func (u *run) checkRemoval(mb *member, op disk.Op) {
 			return
 		}
 	}
+}
+
+// ownerAt is the owner node mb's replica gives the partition of directory name (of
+// incarnation id), if it knows one: a node removes the directory of a partition moved to
+// another member (core/node moveserve.go), and one left by an earlier owner before it
+// copies the partition in a move (move.go).
+func (u *run) ownerAt(mb *member, name string, id uint64) (uint64, bool) {
+	_, rest, _ := strings.Cut(name, "/")
+	idx, err := strconv.ParseUint(rest[17:], 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return mb.n.PartitionOwner(id, uint32(idx))
 }
 
 // awaitReclaimed runs the healed cluster until no up node holds a directory of an

@@ -61,6 +61,9 @@ type member struct {
 	tickAt  int64 // simulated time
 	clock   simclock.Clock
 	pending map[uint64]request
+	// drainOwned: the partitions this replica showed the draining spare owning at its last
+	// look (decommission.go), -1 when it did not show it draining.
+	drainOwned int
 	// The HTTP layer's view of the process's replica (Options.Users, users.go).
 	auth         *auth.Authenticator
 	users        map[string]meta.User
@@ -99,6 +102,7 @@ type Stats struct {
 	ReadyChecks, ReadyBehind                                        uint64 // first ready answers checked, of which after serving behind (readiness.go)
 	ReclaimChecks                                                   uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                                uint64 // failed partitions reopened, each held to a failed op (poison.go)
+	Cutovers                                                        uint64 // partition moves a destination took over (moves.go)
 	Promoted                                                        uint64 // learners the healed cluster made voters (voters.go)
 	ForgetsProposed, Forgotten, GivenUp, OwedAgain                  uint64 // forget seeds (forget.go)
 	DecommissionsProposed, Removed, DecommissionChecks, DrainChecks uint64 // decommission seeds
@@ -149,6 +153,7 @@ type run struct {
 	forgetPending  bool              // a forget request waits for its answer
 	forgetProposed bool              // a forget was proposed (its outcome may be open: forgetOpen)
 	reassigned     map[moveKey]reassignment
+	cutovers       map[moveKey][]cutover // partition moves done (moves.go)
 	instant        int64 // the simulated time of the last event, and how many events ran at it
 	atInstant      int
 	tokens         uint64
@@ -187,10 +192,10 @@ func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
 		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, ackArrivals: map[ackArrival]int64{},
-		outageNode: -1, reassigned: map[moveKey]reassignment{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		outageNode: -1, reassigned: map[moveKey]reassignment{}, cutovers: map[moveKey][]cutover{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
-		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison()})
+		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison(), drainOwned: -1})
 		if u.members[i].clock != (simclock.Clock{}) {
 			u.stats.SkewedNodes++
 		}
@@ -355,6 +360,7 @@ func (u *run) start(i int) {
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
 		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
 		OnPartitionReopen:   func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
+		OnPartitionMoved:    func(topicID uint64, index uint32, from uint64) { u.onCutover(mb, topicID, index, from) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
 	if u.o.Users {
@@ -603,7 +609,7 @@ func (u *run) sumDiskStats() {
 }
 
 // owner is the member owning a partition of an incarnation, asked of a node that is up
-// (owners never change once a topic is made).
+// (kept until a move gives the partition to another member: onCutover).
 func (u *run) owner(topicID uint64, part uint32) (uint64, bool) {
 	k := moveKey{topicID, part}
 	if o, ok := u.owners[k]; ok {
