@@ -89,7 +89,7 @@ func (m *machine) checkMember(c Command) error {
 func (m *machine) applyMember(c Command) {
 	mb, known := m.members[c.Member]
 	m.rebalanceAsked = m.rebalanceAsked || !known // a new member: even the partitions out
-	mb.ID, mb.Alive = c.Member, c.Alive // a draining member stays draining
+	mb.ID, mb.Alive = c.Member, c.Alive           // a draining member stays draining
 	if c.Kind == JoinMember {
 		mb.Addr = c.Addr
 	}

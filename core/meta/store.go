@@ -232,13 +232,13 @@ type Store struct {
 	ticks      uint64
 	lastTickNs int64
 
-	heard         map[uint64]heard  // node -> when the leader last heard it, and its address
-	leaderSinceNs int64             // when this replica became leader, 0 when it is not
-	controlUntil  map[uint64]uint64 // member -> tick until which its liveness change is pending
+	heard         map[uint64]heard   // node -> when the leader last heard it, and its address
+	leaderSinceNs int64              // when this replica became leader, 0 when it is not
+	controlUntil  map[uint64]uint64  // member -> tick until which its liveness change is pending
 	moveUntil     map[moveKey]uint64 // partition -> tick until which its move command is pending
 	rebalance     bool               // a rebalance is wanted (rebalance_control.go)
-	learnerUntil  map[uint64]uint64 // member -> tick until which its learner change is pending
-	promoteUntil  uint64            // tick until which a promotion is pending
+	learnerUntil  map[uint64]uint64  // member -> tick until which its learner change is pending
+	promoteUntil  uint64             // tick until which a promotion is pending
 
 	job    *snapJob
 	rw     *rewriteJob
@@ -252,7 +252,7 @@ func New(cfg Config) *Store {
 		cfg: cfg.withDefaults(), ops: map[uint64]opPurpose{}, sm: newMachine(),
 		proposals: map[uint64]*proposal{}, barriers: map[uint64]*barrier{},
 		heard: map[uint64]heard{}, controlUntil: map[uint64]uint64{}, learnerUntil: map[uint64]uint64{},
-		moveUntil: map[moveKey]uint64{},
+		moveUntil:  map[moveKey]uint64{},
 		nextReadID: cfg.ReadContextBase,
 	}
 }

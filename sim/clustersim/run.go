@@ -154,7 +154,7 @@ type run struct {
 	forgetProposed bool              // a forget was proposed (its outcome may be open: forgetOpen)
 	reassigned     map[moveKey]reassignment
 	cutovers       map[moveKey][]cutover // partition moves done (moves.go)
-	instant        int64 // the simulated time of the last event, and how many events ran at it
+	instant        int64                 // the simulated time of the last event, and how many events ran at it
 	atInstant      int
 	tokens         uint64
 	m              model
