@@ -176,6 +176,9 @@ func (n *Node) ackOne(nowNs int64, topicID uint64, h string, mode AckMode) error
 	if k.topicID != topicID || p == nil || !p.ready() {
 		return ErrLeaseGone // another topic's handle, or a lease lost with a restart
 	}
+	if t, ok := n.meta.TopicByID(topicID); !ok || n.ownerOf(t, k.index) != n.meta.ID() {
+		return ErrLeaseGone // moved away (its leases ended with the move: move.go)
+	}
 	switch mode {
 	case AckExtend:
 		_, err = p.leases.Extend(nowNs, offset, nonce)

@@ -26,6 +26,7 @@ type commitJob struct {
 	id      uint64 // the dispatcher commit id, or the peer's request id
 	entries []plog.Entry
 	done    func(nowNs int64, err error) // set for a synchronous produce's commit
+	copy    bool                         // a move's copy (move.go), not a commit of new records
 }
 
 // remoteCommit is a dispatcher commit sent to a peer.
@@ -98,6 +99,10 @@ func (n *Node) sendCommit(nowNs int64, owner uint64, c dispatch.Commit) {
 // enqueueCommit queues a commit on one of this node's partitions and starts it if the
 // partition is idle: one commit in flight per partition, whoever sent it.
 func (n *Node) enqueueCommit(nowNs int64, t meta.Topic, index uint32, job commitJob) {
+	if n.copyBlocks(partKey{t.ID, index}) { // an old copy's files are being removed (move.go)
+		n.finishCommit(nowNs, job, plog.CommitDone{}, errMoving)
+		return
+	}
 	p := n.partitionFor(nowNs, t, index)
 	p.queued = append(p.queued, job)
 	n.startQueued(nowNs, p)
@@ -179,6 +184,10 @@ func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
 	if c.Err == nil {
 		p.leases.SetHighWatermark(p.log.HighWatermark())
 		p.failures = 0
+		if f := n.cfg.OnPartitionCommit; f != nil && !jobs[0].copy {
+			f(p.key.topicID, p.key.index, n.meta.PartitionEpoch(p.key.topicID, p.key.index),
+				c.BaseOffset, c.Count)
+		}
 	}
 	base := c.BaseOffset
 	for _, job := range jobs { // each job's records, in order, from the commit's base

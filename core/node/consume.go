@@ -104,17 +104,19 @@ func (n *Node) consumeLocal(
 // owns is not served here: its owner serves it (route.go).
 func (n *Node) candidates(op *consumeOp) []uint32 {
 	if op.req.Partition >= 0 {
-		if n.ownerOf(op.topic, uint32(op.req.Partition)) != n.meta.ID() {
-			return nil
+		k := partKey{op.topic.ID, uint32(op.req.Partition)}
+		if n.ownerOf(op.topic, k.index) != n.meta.ID() || n.frozenHere(k) || n.copyBlocks(k) {
+			return nil // another's, or moving: its records wait for the move's end
 		}
-		return []uint32{uint32(op.req.Partition)}
+		return []uint32{k.index}
 	}
 	parts := make([]uint32, 0, op.topic.Partitions)
 	start := n.cursor("consume/"+op.topic.Name) % op.topic.Partitions
 	n.rr["consume/"+op.topic.Name]++
 	for i := range op.topic.Partitions {
 		p := (start + i) % op.topic.Partitions
-		if n.ownerOf(op.topic, p) == n.meta.ID() && !n.frozenHere(partKey{op.topic.ID, p}) {
+		if k := (partKey{op.topic.ID, p}); n.ownerOf(op.topic, p) == n.meta.ID() && !n.frozenHere(k) &&
+			!n.copyBlocks(k) {
 			parts = append(parts, p)
 		}
 	}
@@ -173,6 +175,11 @@ func (n *Node) park(op *consumeOp, p *partition) {
 }
 
 func (n *Node) tryReplay(nowNs int64, op *consumeOp) {
+	if n.copyBlocks(partKey{op.topic.ID, uint32(op.req.Partition)}) {
+		delete(n.consumes, op.token)
+		n.respond(Response{Token: op.token, Err: errMoving})
+		return
+	}
 	p := n.partitionFor(nowNs, op.topic, uint32(op.req.Partition))
 	if !p.ready() {
 		op.parked = true

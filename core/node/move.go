@@ -60,6 +60,13 @@ const (
 	moveCopying                          // batches are fetched and committed
 	moveImporting                        // the ack state is being made durable
 	moveCuttingOver                      // CutOverMove is proposed
+	// moveAbandoned: a copy this process did not make, found frozen (an earlier process
+	// of this node copied it and may have proposed the cutover): its files are kept, the
+	// move is aborted, and if the earlier cutover applies first the copy is served.
+	moveAbandoned
+	// moveDiscarding: the partition became this node's by another way than this copy's
+	// cutover (a forget's reassignment): the partial copy is removed before it is served.
+	moveDiscarding
 )
 
 // moveCopy is one move to this node.
@@ -75,6 +82,7 @@ type moveCopy struct {
 	afterNs    int64 // no fetch or proposal before then
 	busy       bool  // a fetch, a commit or a proposal is in flight
 	proposed   bool  // FreezeMove was asked (and not refused since)
+	cutover    bool  // CutOverMove was asked: it may apply whatever its answer said
 	runs       [][]plog.CopyBatch
 	final      *wire.FetchResponse // the frozen answer that carries the ack state
 	srcHW      uint64
@@ -127,6 +135,9 @@ func (n *Node) syncMoves(nowNs int64) {
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
 		mc := n.moves.copies[k]
+		if mc.phase == moveDiscarding {
+			continue // its move ended already
+		}
 		mv, ok := n.meta.MoveOf(k.topicID, k.index)
 		if ok && mv.To == self && mv.Epoch == mc.epoch {
 			if mv.State == meta.MoveFrozen && mc.frozenNs == 0 {
@@ -141,21 +152,32 @@ func (n *Node) syncMoves(nowNs int64) {
 
 func (n *Node) startCopy(nowNs int64, k partKey, mv meta.Move) {
 	n.moves.stats.Started++
-	n.moves.copies[k] = &moveCopy{key: k, from: mv.From, epoch: mv.Epoch, phase: moveWiping,
+	mc := &moveCopy{key: k, from: mv.From, epoch: mv.Epoch, phase: moveWiping,
 		startNs: nowNs, passes: n.reclaim.Stats().Passes}
+	n.moves.copies[k] = mc
+	if mv.State == meta.MoveFrozen {
+		// Frozen before this process began: an earlier one copied the tail and may have
+		// asked for the cutover, which may still apply. Its files are kept; the move is
+		// aborted (a fence for that cutover), and a new one starts a fresh copy.
+		mc.phase = moveAbandoned
+		return
+	}
 	if p := n.parts[k]; p != nil {
 		n.dropPartition(k, fmt.Errorf("%w: partition %d moves here anew", ErrNotReady, k.index))
 	}
 	n.reclaim.Request(nowNs)
 }
 
-// endCopy ends a copy whose move is over: served here when the cutover gave this node
-// the partition under the next epoch, else dropped with its files.
+// endCopy ends a copy whose move is over: served here when its cutover (this process's,
+// or an earlier one's for an abandoned copy) gave this node the partition under the next
+// epoch; removed before the partition is served when this node got it another way (a
+// forget's reassignment: moveDiscarding); else dropped with its files.
 func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 	delete(n.moves.copies, mc.key)
 	t, ok := n.meta.TopicByID(mc.key.topicID)
-	if ok && n.ownerOf(t, mc.key.index) == n.meta.ID() &&
-		n.meta.PartitionEpoch(mc.key.topicID, mc.key.index) == mc.epoch+1 {
+	mine := ok && n.ownerOf(t, mc.key.index) == n.meta.ID()
+	if mine && n.meta.PartitionEpoch(mc.key.topicID, mc.key.index) == mc.epoch+1 &&
+		(mc.cutover || mc.phase == moveAbandoned) {
 		n.moves.stats.Done++
 		if mc.frozenNs > 0 {
 			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
@@ -170,7 +192,18 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 		n.dropPartition(mc.key, fmt.Errorf("%w: the move of partition %d ended", ErrNotReady,
 			mc.key.index))
 	}
+	if mine { // its files go before the partition is served (copyBlocks)
+		n.moves.copies[mc.key] = &moveCopy{key: mc.key, phase: moveDiscarding,
+			passes: n.reclaim.Stats().Passes}
+	}
 	n.reclaim.Request(nowNs)
+}
+
+// copyBlocks reports whether partition k must not be opened here: its directories are
+// being removed, before a copy or before this node serves it (moveDiscarding).
+func (n *Node) copyBlocks(k partKey) bool {
+	mc := n.moves.copies[k]
+	return mc != nil && (mc.phase == moveWiping || mc.phase == moveDiscarding)
 }
 
 // copyBase is the first offset of a partition log opened for a move's copy, and
@@ -182,11 +215,8 @@ func (n *Node) copyBase(k partKey) (uint64, bool) {
 	return 0, false
 }
 
-// wipingCopy reports whether k's directories are being removed before a copy.
-func (n *Node) wipingCopy(k partKey) bool {
-	mc := n.moves.copies[k]
-	return mc != nil && mc.phase == moveWiping
-}
+// wipingCopy reports whether k's directories are being removed (copyBlocks).
+func (n *Node) wipingCopy(k partKey) bool { return n.copyBlocks(k) }
 
 // advanceMoves moves every copy on as far as it can go now.
 func (n *Node) advanceMoves(nowNs int64) {
@@ -206,16 +236,25 @@ func (n *Node) advanceMoves(nowNs int64) {
 
 func (n *Node) advanceCopy(nowNs int64, mc *moveCopy) {
 	t, ok := n.meta.TopicByID(mc.key.topicID)
-	if !ok || n.IsReady() != nil {
+	if n.IsReady() != nil || !ok && mc.phase != moveDiscarding {
 		return
 	}
 	switch mc.phase {
-	case moveWiping:
+	case moveWiping, moveDiscarding:
 		st := n.reclaim.Stats()
-		if _, retry := n.reclaim.NextDeadline(); st.Passes > mc.passes && !n.reclaim.Busy() && !retry {
-			mc.phase = moveOpening
-			n.fetch(nowNs, mc, 0, 0)
+		if _, retry := n.reclaim.NextDeadline(); st.Passes <= mc.passes || n.reclaim.Busy() || retry {
+			return
 		}
+		if mc.phase == moveDiscarding {
+			delete(n.moves.copies, mc.key) // removed: the partition opens empty, as its epoch says
+			n.moves.acts++
+			n.syncMoves(nowNs)
+			return
+		}
+		mc.phase = moveOpening
+		n.fetch(nowNs, mc, 0, 0)
+	case moveAbandoned:
+		n.proposeMove(nowNs, mc, meta.AbortMove, moveAbandoned)
 	case moveCopying:
 		p := n.partitionFor(nowNs, t, mc.key.index)
 		switch {
@@ -230,6 +269,7 @@ func (n *Node) advanceCopy(nowNs int64, mc *moveCopy) {
 		}
 	case moveImporting:
 		if p := n.parts[mc.key]; p != nil && p.leases.Flushed() && p.leases.Failed() == nil {
+			mc.cutover = true
 			n.proposeMove(nowNs, mc, meta.CutOverMove, moveCuttingOver)
 		}
 	}
@@ -306,7 +346,7 @@ func (n *Node) commitRun(nowNs int64, mc *moveCopy, p *partition) {
 	mc.busy = true
 	n.moves.acts++
 	id := n.inflight.add(entry{purpose: forCommit, part: p.key})
-	p.inflight, p.commitTok, p.commitAt = []commitJob{{done: func(now int64, err error) {
+	p.inflight, p.commitTok, p.commitAt = []commitJob{{copy: true, done: func(now int64, err error) {
 		mc.busy = false
 		if err != nil {
 			mc.afterNs = now + MoveRetryNs // cut back and retried, or the partition failed
@@ -355,15 +395,20 @@ func (n *Node) proposeMove(nowNs int64, mc *moveCopy, kind meta.CommandKind, the
 	n.moves.acts++
 	tok := n.internal(func(now int64, r Response) {
 		mc.busy = false
-		if r.Err != nil {
+		if r.Err != nil && then == moveAbandoned {
+			mc.afterNs = now + MoveRetryNs // the abort is asked again while the move lasts
+		} else if r.Err != nil {
 			mc.phase, mc.proposed, mc.afterNs = moveCopying, false, now+MoveRetryNs
 			if kind == meta.CutOverMove {
 				mc.final = nil // the tail and the acks are fetched again
 			}
 		}
 	})
-	n.propose(nowNs, tok, meta.Command{Kind: kind, TopicID: mc.key.topicID, Part: mc.key.index,
-		Epoch: mc.epoch})
+	cmd := meta.Command{Kind: kind, TopicID: mc.key.topicID, Part: mc.key.index, Epoch: mc.epoch}
+	if kind == meta.AbortMove {
+		cmd.Epoch = 0 // an abort names no epoch
+	}
+	n.propose(nowNs, tok, cmd)
 }
 
 // moveDeadline is the earliest time a copy waits for.

@@ -203,7 +203,8 @@ func (n *Node) onReleaseProbe(nowNs int64, r *release, m wire.Message) {
 	if n.moves.releases[r.key] != r || p == nil || !n.givenAway(r.key) {
 		return
 	}
-	if !ok || resp.Code != wire.CodeOK || resp.HighWatermark < p.log.HighWatermark() {
+	if !ok || resp.Code != wire.CodeOK || resp.HighWatermark < p.log.HighWatermark() ||
+		resp.Oldest > p.log.OldestOffset() && resp.Oldest < p.log.HighWatermark() {
 		r.afterNs = nowNs + MoveProbeIntervalNs
 		return
 	}

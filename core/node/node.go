@@ -38,6 +38,10 @@ type Config struct {
 	// copied here from member from (move.go): the leases held there ended. For the
 	// simulators' checks.
 	OnPartitionMoved func(topicID uint64, index uint32, from uint64)
+	// OnPartitionCommit, when set, is told of every commit this node made durable in a
+	// partition it owns (not a move's copy), under the partition's epoch on its replica.
+	// For the simulators' checks (one owner commits per partition epoch).
+	OnPartitionCommit func(topicID uint64, index, epoch uint32, base uint64, count int)
 	// NoRebalance turns the metastore controller's move duty off (meta.Config.Rebalance):
 	// nothing moves partitions but MovePartition.
 	NoRebalance bool

@@ -221,7 +221,7 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
 	var out []wire.PartitionStat
 	for i := range t.Partitions {
-		if n.ownerOf(t, i) != n.meta.ID() {
+		if n.ownerOf(t, i) != n.meta.ID() || n.copyBlocks(partKey{t.ID, i}) {
 			continue
 		}
 		ps := wire.PartitionStat{Index: i}

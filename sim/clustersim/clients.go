@@ -27,6 +27,7 @@ const (
 	reqForget             // a forget seed's forget of the outage's node (forget.go)
 	reqDecommission       // a decommission seed's decommission of its spare (decommission.go)
 	reqCancelDecommission // and its one cancel
+	reqMove               // a move seed's move or abort (moves.go)
 )
 
 // request is a client request waiting for its answer.
@@ -303,6 +304,9 @@ func (u *run) onResponse(mb *member, resp node.Response) {
 	case reqCancelDecommission:
 		u.onCancelAnswer(resp)
 		return
+	case reqMove:
+		u.onMoveAnswer(resp)
+		return
 	}
 	next := u.think()
 	if resp.Err != nil {
@@ -505,7 +509,8 @@ func (u *run) checkAckGone(k recKey, l *leaseState, req request, resp node.Respo
 	}
 	start := max(l.callNs, l.renewedNs)
 	if u.ackReachedNs(req.handles[slices.Index(req.acked, k)], req) >= start+u.visibilityNs-u.clockSlackNs(start, u.s.Now())-u.netSlackNs() || u.ownerCrashed(k, l.callNs, u.s.Now()) ||
-		u.ownerReopened(k, l.callNs, u.s.Now()) || u.anyOwner(k, (*invariants.Poison).Failing) {
+		u.ownerReopened(k, l.callNs, u.s.Now()) || u.anyOwner(k, (*invariants.Poison).Failing) ||
+		u.movedBetween(k, l.callNs, u.s.Now()) {
 		return nil // a reopen lost the lease, or the partition failed and drains for one
 	}
 	u.stats.AckChecks++
@@ -567,6 +572,8 @@ func (u *run) loseRequests(mb *member) {
 		case reqDecommission, reqCancelDecommission:
 			u.decom.pending = false // ambiguous: the next poll asks a replica
 			continue
+		case reqMove:
+			continue // the next move step goes on
 		case reqGetTopic:
 			u.s.At(u.s.Now()+errorBackoffNs, event{kind: evLearnTopic})
 			continue

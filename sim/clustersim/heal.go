@@ -82,6 +82,7 @@ func (u *run) heal() {
 	u.awaitReclaimed()
 	u.awaitReopened()
 	u.awaitDecommissioned() // before the voters: a removal changes the target
+	u.awaitMovesDone()
 	u.awaitVoters()
 	if u.err != nil {
 		return

@@ -1,7 +1,11 @@
 package clustersim
 
 import (
+	"fmt"
 	"slices"
+
+	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/invariants"
 )
 
 // Partition moves (issue 14): the nodes' metastore controller moves partitions to a
@@ -50,3 +54,94 @@ func (u *run) pastOwners(k recKey, owner uint64) []uint64 {
 	}
 	return out
 }
+
+// epochKey names one epoch of one partition.
+type epochKey struct {
+	topicID uint64
+	part    uint32
+	epoch   uint32
+}
+
+// onPartitionCommit holds a commit node mb made durable to check "moves": one owner
+// commits per partition epoch. A move's destination commits under the next epoch only
+// (the cutover's); its source, frozen, commits nothing more under the old one, so two
+// nodes committing under one epoch is a cutover without its fence (or a stale owner).
+func (u *run) onPartitionCommit(mb *member, topicID uint64, index, epoch uint32) {
+	k := epochKey{topicID, index, epoch}
+	u.stats.EpochChecks++
+	if o, ok := u.epochOwner[k]; ok && o != mb.id {
+		u.violate(fmt.Errorf("moves: partition %d/%d committed under epoch %d by node %d and by node %d",
+			topicID, index, epoch, o, mb.id))
+		return
+	}
+	u.epochOwner[k] = mb.id
+}
+
+// MovesBoundNs bounds the wait after the heal for every move to end (done or aborted):
+// a copy of what the faults left (seconds of simulated disk), the pre-copy bound, and
+// the controller's follow-up moves, with margin.
+const MovesBoundNs = 60_000_000_000
+
+// awaitMovesDone runs the healed cluster until no up replica holds a move in progress,
+// for at most MovesBoundNs ("moves": a move that never ends leaves its partition frozen
+// or its copy half made).
+func (u *run) awaitMovesDone() {
+	if u.err != nil {
+		return
+	}
+	left := func() ([]string, bool) {
+		var out []string
+		for _, mb := range u.members {
+			if !mb.up {
+				continue
+			}
+			for _, mv := range mb.n.Moves() {
+				out = append(out, fmt.Sprintf("n%d:%s/%d %d->%d %s", mb.id, mv.Topic, mv.Partition, mv.From, mv.To, mv.State))
+			}
+		}
+		return out, true
+	}
+	if moves, _ := left(); len(moves) > 0 {
+		u.stats.MoveChecks += uint64(len(moves)) // moves the heal found in progress, awaited
+	}
+	if moves := invariants.AwaitNone(u.s.Now, u.healStep, left, MovesBoundNs); len(moves) > 0 {
+		u.violate(fmt.Errorf("moves: %d moves still in progress %d s after the heal: %v", len(moves),
+			MovesBoundNs/1_000_000_000, moves[:min(len(moves), 5)]))
+	}
+}
+
+// moveStep is a move seed's client (Options.MoveGapNs): while the faults go on, it asks
+// an up node drawn at random to move a partition of the main topic to a member drawn at
+// random (the metastore refuses what it must: the owner itself, a dead or draining
+// destination, a partition that moves already), or, one time in four, to abort a move
+// its replica shows in progress. The controller's own moves run beside these.
+func (u *run) moveStep() {
+	if u.healing {
+		return
+	}
+	defer u.s.At(u.after(u.o.MoveGapNs), event{kind: evMove})
+	via, ok := u.upNode()
+	if !ok || u.topicID == 0 {
+		return
+	}
+	n := u.members[via].n
+	if mvs := n.Moves(); len(mvs) > 0 && u.r.Intn(4) == 0 {
+		mv := mvs[u.r.Intn(len(mvs))]
+		u.stats.AbortsAsked++
+		u.submitReq(via, request{kind: reqMove, client: -1},
+			func(n *node.Node, now int64, tok uint64) { n.AbortMove(now, tok, mv.Topic, mv.Partition) })
+		return
+	}
+	part := uint32(u.r.Intn(int(u.o.Partitions)))
+	to := u.ids[u.r.Intn(len(u.ids))]
+	u.stats.MovesAsked++
+	u.submitReq(via, request{kind: reqMove, client: -1},
+		func(n *node.Node, now int64, tok uint64) { n.MovePartition(now, tok, topic, part, to) })
+}
+
+// countMoves adds a node process's move counters to the run's (at its end).
+func (u *run) countMoves(mb *member) { u.stats.MovesStarted += mb.n.MoveStats().Started }
+
+// onMoveAnswer takes a move seed's answer: any outcome is allowed (the checks watch what
+// the moves do, not whether one was taken).
+func (u *run) onMoveAnswer(node.Response) {}

@@ -38,6 +38,9 @@ type Options struct {
 	Spare               bool
 	DecommissionAfterNs int64
 	CancelOnce          bool // and its decommission is cancelled once (decommission.go)
+	// MoveGapNs: in move seeds, a client moves a partition of the main topic to a member
+	// drawn at random (or aborts a move in progress) every so often (moves.go); [0 0]: none.
+	MoveGapNs [2]int64
 	// ChurnGapNs: the churn topic is deleted or created again this often (0: no churn).
 	ChurnGapNs [2]int64
 	// SkewNs, DriftPPM: each node's clock is off by up to SkewNs and runs fast or slow by
@@ -158,14 +161,18 @@ func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 		o.Spare, o.Joiners, o.DecommissionAfterNs = true, o.Joiners+1, ms(200, 3000)
 		o.CancelOnce = r.Chance(0.3)
 	}
+	// Moves asked by hand while the faults go on (moves.go).
+	if r.Chance(0.5) {
+		o.MoveGapNs = [2]int64{ms(50, 200), ms(200, 800)}
+	}
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v\n"+
+	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.Spare, o.DecommissionAfterNs, o.CancelOnce, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs,
+		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.Spare, o.DecommissionAfterNs, o.CancelOnce, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs, o.MoveGapNs,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

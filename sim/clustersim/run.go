@@ -39,6 +39,7 @@ const (
 	evForget       // a forget seed looks whether the outage's node is dead yet (forget.go)
 	evDecommission // a decommission seed starts or decommissions its spare (decommission.go)
 	evCancel       // and cancels that once
+	evMove         // a move seed moves a partition by hand, or aborts a move (moves.go)
 )
 
 type event struct {
@@ -102,7 +103,8 @@ type Stats struct {
 	ReadyChecks, ReadyBehind                                        uint64 // first ready answers checked, of which after serving behind (readiness.go)
 	ReclaimChecks                                                   uint64 // directories removed under a partition root, checked (reclaim.go)
 	PartitionReopens                                                uint64 // failed partitions reopened, each held to a failed op (poison.go)
-	Cutovers                                                        uint64 // partition moves a destination took over (moves.go)
+	Cutovers, EpochChecks, MoveChecks                               uint64 // partition moves taken over, commits held to their epoch's owner, moves awaited after the heal (moves.go)
+	MovesAsked, AbortsAsked, MovesStarted                           uint64 // a move seed's requests, and copies the nodes began (moves.go)
 	Promoted                                                        uint64 // learners the healed cluster made voters (voters.go)
 	ForgetsProposed, Forgotten, GivenUp, OwedAgain                  uint64 // forget seeds (forget.go)
 	DecommissionsProposed, Removed, DecommissionChecks, DrainChecks uint64 // decommission seeds
@@ -154,6 +156,7 @@ type run struct {
 	forgetProposed bool              // a forget was proposed (its outcome may be open: forgetOpen)
 	reassigned     map[moveKey]reassignment
 	cutovers       map[moveKey][]cutover // partition moves done (moves.go)
+	epochOwner     map[epochKey]uint64   // the node that committed under each partition epoch
 	instant        int64                 // the simulated time of the last event, and how many events ran at it
 	atInstant      int
 	tokens         uint64
@@ -192,7 +195,8 @@ func runWith(o Options, r *rng.Rand) Result {
 	u := &run{o: o, r: r, trace: sched.NewTrace(), net: simnet.New[[]byte](r.Fork(), o.Net),
 		meta: invariants.NewMetaHistory(), m: newModel(), parts: invariants.NewPartitionHistory(), commits: newCommitTracker(),
 		churn: newIncarnations(), waiting: map[int]uint64{}, moves: invariants.NewMoves(), owners: map[moveKey]uint64{}, ackArrivals: map[ackArrival]int64{},
-		outageNode: -1, reassigned: map[moveKey]reassignment{}, cutovers: map[moveKey][]cutover{}, visibilityNs: o.VisibilityMs * 1_000_000}
+		outageNode: -1, reassigned: map[moveKey]reassignment{}, cutovers: map[moveKey][]cutover{},
+		epochOwner: map[epochKey]uint64{}, visibilityNs: o.VisibilityMs * 1_000_000}
 	for i := range o.Nodes + o.Joiners {
 		u.ids = append(u.ids, uint64(i+1))
 		u.members = append(u.members, &member{id: uint64(i + 1), d: sim.NewDisk(r.Fork(), o.Disk), clock: o.clock(i), poison: invariants.NewPoison(), drainOwned: -1})
@@ -213,6 +217,9 @@ func runWith(o Options, r *rng.Rand) Result {
 	}
 	if o.Spare {
 		u.s.At(decommissionPollNs, event{kind: evDecommission})
+	}
+	if o.MoveGapNs[1] > 0 {
+		u.s.At(u.after(o.MoveGapNs), event{kind: evMove})
 	}
 	for c := range o.Producers + o.Consumers + 1 { // and the stats client
 		u.s.At(u.think(), event{kind: evClient, client: c})
@@ -331,6 +338,8 @@ func (u *run) handle(e event) {
 		u.decommissionStep()
 	case evCancel:
 		u.askCancel()
+	case evMove:
+		u.moveStep()
 	case evStep:
 		u.clockStep()
 	case evCut:
@@ -358,9 +367,12 @@ func (u *run) start(i int) {
 		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
 			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
-		OnWalk:              func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
-		OnPartitionReopen:   func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
-		OnPartitionMoved:    func(topicID uint64, index uint32, from uint64) { u.onCutover(mb, topicID, index, from) },
+		OnWalk:            func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
+		OnPartitionReopen: func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
+		OnPartitionMoved:  func(topicID uint64, index uint32, from uint64) { u.onCutover(mb, topicID, index, from) },
+		OnPartitionCommit: func(topicID uint64, index, epoch uint32, _ uint64, _ int) {
+			u.onPartitionCommit(mb, topicID, index, epoch)
+		},
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
 	if u.o.Users {
@@ -632,4 +644,5 @@ func (u *run) countDispatch(mb *member) {
 	d := mb.n.Stats().Dispatch
 	u.stats.Rerouted += d.Rerouted
 	u.stats.Discarded += d.Discarded
+	u.countMoves(mb)
 }

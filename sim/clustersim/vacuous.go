@@ -38,6 +38,7 @@ func (s Stats) Faults() map[string]uint64 {
 		"user-change": s.UserChanges, "auth-401": s.AuthUnauthorized, "auth-403": s.AuthForbidden,
 		"auth-429": s.AuthThrottled, "owner-403": s.OwnerForbidden, "partition-reopen": s.PartitionReopens,
 		"forget": s.Forgotten, "forget-given-up": s.GivenUp, "decommission": s.Removed, "decommission-cancel": s.Cancels,
+		"move": s.Cutovers,
 	}
 }
 
@@ -56,6 +57,7 @@ func (s Stats) Checkers() map[string]uint64 {
 		"nospace (507s)":         s.NoSpaceRefused,
 		"voters (promoted)":      s.Promoted,
 		"decommission (removed)": s.DecommissionChecks, "decommission (draining)": s.DrainChecks,
+		"moves (epochs)": s.EpochChecks, "moves (after heal)": s.MoveChecks,
 	}
 }
 
@@ -71,5 +73,7 @@ func (s Stats) Summary() []string {
 	return []string{line("duplicates by cause", s.DupCauses), line("faults", s.Faults()), line("checks", s.Checkers()),
 		fmt.Sprintf("forget: proposed=%d given_up=%d owed_again=%d", s.ForgetsProposed, s.GivenUp, s.OwedAgain),
 		fmt.Sprintf("decommission: proposed=%d removed=%d cancelled=%d", s.DecommissionsProposed, s.Removed,
-			s.Cancels)}
+			s.Cancels),
+		fmt.Sprintf("moves: asked=%d aborts_asked=%d started=%d cut_over=%d", s.MovesAsked, s.AbortsAsked,
+			s.MovesStarted, s.Cutovers)}
 }
