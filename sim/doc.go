@@ -129,6 +129,15 @@
 //	                              changed that seed's run)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 73)
+//	cutoverunverified  node       a move's destination asks for the cutover once    cluster  invariant 1
+//	                              the freeze applied, without the frozen tail or
+//	                              the acks (first at seed 1)
+//	releaseearly       node       a move's source drops its copy and removes its    cluster  reclaim
+//	                              files once it holds the move frozen, before the
+//	                              cutover is committed (first at seed 1)
+//	frozendrop         node       a frozen partition answers the commits sent       cluster  invariant 1
+//	                              during the freeze OK without writing them
+//	                              (first at seed 1)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

@@ -128,6 +128,10 @@ func (n *Node) startQueued(nowNs int64, p *partition) bool {
 		queued := p.queued
 		p.queued = nil
 		for _, job := range queued {
+			if mutFrozenDrop {
+				n.finishCommit(nowNs, job, plog.CommitDone{Count: len(job.entries)}, nil)
+				continue
+			}
 			n.finishCommit(nowNs, job, plog.CommitDone{}, errMoving)
 		}
 		return true

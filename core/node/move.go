@@ -367,6 +367,11 @@ func (n *Node) commitRun(nowNs int64, mc *moveCopy, p *partition) {
 // for MovePrecopyNsMax.
 func (n *Node) maybeFreeze(nowNs int64, mc *moveCopy, p *partition) {
 	mv, ok := n.meta.MoveOf(mc.key.topicID, mc.key.index)
+	if ok && mv.State == meta.MoveFrozen && mutCutOverUnverified {
+		mc.cutover, mc.phase = true, moveImporting // the planted bug: no tail, no acks
+		n.moves.acts++
+		return
+	}
 	if !ok || mv.State != meta.MoveCopying || mc.proposed {
 		return
 	}

@@ -150,7 +150,12 @@ type release struct {
 // syncReleases notes every open partition the replica gives to another member (and
 // that no move copies here): each is released after the new owner serves.
 func (n *Node) syncReleases(nowNs int64) {
-	for _, k := range n.partKeys {
+	for _, k := range slices.Clone(n.partKeys) {
+		if mutReleaseEarly && n.frozenHere(k) { // the planted bug: gone before the cutover
+			n.dropPartition(k, errMoving)
+			n.reclaim.Request(nowNs)
+			continue
+		}
 		if n.moves.releases[k] == nil && n.givenAway(k) {
 			n.moves.releases[k] = &release{key: k, afterNs: nowNs}
 		}

@@ -30,7 +30,8 @@ func (n *Node) deadPartitionDir(_, name string) bool {
 	if _, open := n.parts[k]; open {
 		return false
 	}
-	if !mutReclaimLive && !n.meta.Deleted(k.topicID) && !n.wipingCopy(k) && !n.givenAway(k) {
+	if !mutReclaimLive && !n.meta.Deleted(k.topicID) && !n.wipingCopy(k) && !n.givenAway(k) &&
+		!(mutReleaseEarly && n.frozenHere(k)) {
 		return false // a live partition owned here, or to be copied here
 	}
 	if n.opsInFlightFor(k) {

@@ -1,0 +1,5 @@
+//go:build !narad_mut_cutoverunverified
+
+package node
+
+const mutCutOverUnverified = false

@@ -1,0 +1,5 @@
+//go:build !narad_mut_frozendrop
+
+package node
+
+const mutFrozenDrop = false

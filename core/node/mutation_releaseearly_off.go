@@ -1,0 +1,5 @@
+//go:build !narad_mut_releaseearly
+
+package node
+
+const mutReleaseEarly = false
