@@ -175,7 +175,7 @@ func (n *Node) park(op *consumeOp, p *partition) {
 }
 
 func (n *Node) tryReplay(nowNs int64, op *consumeOp) {
-	if n.copyBlocks(partKey{op.topic.ID, uint32(op.req.Partition)}) {
+	if k := (partKey{op.topic.ID, uint32(op.req.Partition)}); n.copyBlocks(k) || n.frozenHere(k) {
 		delete(n.consumes, op.token)
 		n.respond(Response{Token: op.token, Err: errMoving})
 		return

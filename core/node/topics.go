@@ -221,8 +221,8 @@ func (n *Node) GetTopic(nowNs int64, token uint64, name string) {
 func (n *Node) localStats(nowNs int64, t meta.Topic) []wire.PartitionStat {
 	var out []wire.PartitionStat
 	for i := range t.Partitions {
-		if n.ownerOf(t, i) != n.meta.ID() || n.copyBlocks(partKey{t.ID, i}) {
-			continue
+		if k := (partKey{t.ID, i}); n.ownerOf(t, i) != n.meta.ID() || n.copyBlocks(k) || n.frozenHere(k) {
+			continue // not served here (a frozen source's high-watermark may be behind the new owner's)
 		}
 		ps := wire.PartitionStat{Index: i}
 		p := n.partitionFor(nowNs, t, i)
