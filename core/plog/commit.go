@@ -55,7 +55,7 @@ func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
 		return
 	}
 	c := &inflightCommit{token: token, base: l.hw, count: len(entries), commitMs: nowNs / 1_000_000}
-	c.frame = AppendBatch(nil, c.base, c.commitMs, entries)
+	c.frame = AppendBatchFor(nil, l.cfg.Dir, c.base, c.commitMs, entries)
 	l.commit = c
 	if len(l.segs) == 0 || l.active().size >= l.cfg.SegmentBytesMax {
 		// Roll: the new segment is named by the first offset it will hold, and its
@@ -194,7 +194,7 @@ func (l *Log) onReadBack(res disk.Result) {
 		l.cut()
 		return
 	}
-	bt, n, err := DecodeBatch(res.Data)
+	bt, n, err := DecodeBatchFor(res.Data, l.cfg.Dir)
 	assert.That(
 		err == nil && n == len(c.frame) && bt.BaseOffset == c.base && len(bt.Entries) == c.count,
 		"plog: a frame equal to the one encoded does not decode to it",
