@@ -23,7 +23,9 @@ type BrokerImage struct {
 // A partition's segments are read in name order (their base offsets) and, as recovery
 // does (core/plog, rows R2 and R4), a valid frame counts only if its base offset is at or
 // above the end of the frames before it: a frame of another log that a misdirected write
-// left past the damage is not this partition's record (cluster seed 614394).
+// left past the damage is not this partition's record (cluster seed 614394). For the
+// same reason a frame is checked from its directory's tag (plog.DecodeBatchFor): a
+// tagged frame of another partition fails it there (cluster seed 8865).
 func ReadBrokerImage(files map[string][]byte, id func([]byte) (uint64, bool)) BrokerImage {
 	img := BrokerImage{WALIDs: map[uint64][]byte{}, Parts: map[string]map[uint64][]byte{}, IDs: map[uint64]bool{}}
 	w := ReadWALImage(files, "wal")
@@ -59,7 +61,7 @@ func ReadBrokerImage(files map[string][]byte, id func([]byte) (uint64, bool)) Br
 // or above offset next, and returns the offset after the last one.
 func (img *BrokerImage) decodeSegment(dir string, b []byte, next uint64, id func([]byte) (uint64, bool)) uint64 {
 	for p := 0; p < len(b); {
-		bt, n, err := plog.DecodeBatch(b[p:])
+		bt, n, err := plog.DecodeBatchFor(b[p:], dir)
 		if err != nil || bt.BaseOffset < next {
 			p++ // resync on the next valid frame that could follow
 			continue

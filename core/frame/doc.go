@@ -14,7 +14,8 @@
 //
 // The checksum covers the length and the format, so a torn or misdirected header fails it
 // like a torn body. It starts from a seed: 0 gives the plain CRC-32C; a non-zero seed (the
-// CRC of a partition's tag, in the ack log) makes a frame valid only where it belongs.
+// CRC of a partition's tag, in the ack log and the partition log) makes a frame valid only
+// where it belongs.
 //
 // # Writing
 //

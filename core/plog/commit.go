@@ -56,7 +56,7 @@ func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
 		return
 	}
 	c := &inflightCommit{token: token, base: l.hw, count: len(entries), commitMs: nowNs / 1_000_000}
-	c.frame = AppendBatch(nil, c.base, c.commitMs, entries)
+	c.frame = AppendBatchFor(nil, l.cfg.Dir, c.base, c.commitMs, entries)
 	c.parts = []batchRef{{base: c.base, count: uint32(c.count), size: uint32(len(c.frame))}}
 	l.startCommit(c)
 }
@@ -209,7 +209,7 @@ func (l *Log) onReadBack(res disk.Result) {
 	batches := make([]Batch, len(c.parts))
 	rest := res.Data
 	for i, part := range c.parts {
-		bt, n, err := DecodeBatch(rest)
+		bt, n, err := DecodeBatchFor(rest, l.cfg.Dir)
 		assert.That(
 			err == nil && n == int(part.size) && bt.BaseOffset == part.base &&
 				len(bt.Entries) == int(part.count),

@@ -52,7 +52,7 @@ func (l *Log) CommitCopy(nowNs int64, token uint64, batches []CopyBatch) {
 	c := &inflightCommit{token: token, base: batches[0].Base}
 	for _, b := range batches {
 		start := len(c.frame)
-		c.frame = AppendBatch(c.frame, b.Base, b.CommitMs, b.Entries)
+		c.frame = AppendBatchFor(c.frame, l.cfg.Dir, b.Base, b.CommitMs, b.Entries)
 		c.parts = append(c.parts, batchRef{base: b.Base, count: uint32(len(b.Entries)),
 			size: uint32(len(c.frame) - start)})
 		c.count += len(b.Entries)

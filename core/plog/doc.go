@@ -117,10 +117,19 @@
 //	| crc32c | length |fmt| base off  | count | commit_ms    | entries ...       |
 //	+--------+--------+---+-----------+-------+--------------+-------------------+
 //	the first 9 bytes are core/frame's header (drawn there once: the crc32c covers
-//	length, fmt and the body; length counts the body); all integers little endian; fmt 1.
+//	length, fmt and the body; length counts the body); all integers little endian.
 //
 //	entry (count times, back to back, filling the body exactly):
 //	key_len u32 (0xFFFFFFFF: no key) | payload_len u32 | key | payload
+//
+//	fmt 1: the crc32c starts from 0 (written before tags; still read).
+//	fmt 2: fmt 1 tagged with its partition: the crc32c starts from the crc32c of the log
+//	    directory's last element ("<topic id>-<index>"). The log writes only these. A
+//	    misdirected write can land a frame of another partition here whole and valid,
+//	    and nothing else in a frame names its log; tagged, it fails its check (damage,
+//	    rows R3-R5) instead of being taken as this log's: cluster seed 8865, where
+//	    recovery took one in a torn tail, with offsets of another epoch, and made every
+//	    offset below them a hole.
 //
 // The keyed envelope of each entry is (key, commit time, payload); one commit has one
 // commit time, so it is stored once per batch. The offsets of a batch are base_off to

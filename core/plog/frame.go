@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/frame"
@@ -12,7 +13,8 @@ import (
 // Batch frame constants. They are on disk: do not change them; add a format byte instead.
 // The layout is drawn in doc.go.
 const (
-	formatV1         = 1                 // the only batch format so far
+	formatV1         = 1                 // a batch (written before tags; still read)
+	formatTagged     = 2                 // formatV1 whose CRC starts from the partition's tag
 	frameHeaderBytes = frame.HeaderBytes // crc u32 | length u32 | format u8 (core/frame)
 	batchFixedBytes  = 20                // base offset u64 | count u32 | commit time ms i64
 	entryFixedBytes  = 8                 // key length u32 | payload length u32
@@ -99,12 +101,24 @@ func BatchBytes(entries []Entry) (int, error) {
 // AppendBatch appends the frame of one batch to dst and returns the extended slice. The
 // entries must be within the limits (see BatchBytes); anything else is a programmer error.
 func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byte {
+	return AppendBatchFor(dst, "", base, commitMs, entries)
+}
+
+// AppendBatchFor is AppendBatch for the partition whose log directory is dir: the
+// frame's CRC starts from the directory's tag (format 2), so that a frame of another
+// partition, which a misdirected write can land in this partition's segment whole and
+// valid, fails its check here (doc.go, fmt 2; cluster seed 8865). dir "" writes format 1.
+func AppendBatchFor(dst []byte, dir string, base uint64, commitMs int64, entries []Entry) []byte {
 	n, err := BatchBytes(entries)
 	if err != nil {
 		assert.Failf("plog: AppendBatch beyond the limits: %v", err)
 	}
+	format := byte(formatV1)
+	if dir != "" {
+		format = formatTagged
+	}
 	start := len(dst)
-	dst, body := frame.Append(dst, formatV1, n-frameHeaderBytes) // every body byte is written below
+	dst, body := frame.Append(dst, format, n-frameHeaderBytes) // every body byte is written below
 	binary.LittleEndian.PutUint64(body[0:], base)
 	binary.LittleEndian.PutUint32(body[8:], uint32(len(entries)))
 	binary.LittleEndian.PutUint64(body[12:], uint64(commitMs))
@@ -124,8 +138,19 @@ func AppendBatch(dst []byte, base uint64, commitMs int64, entries []Entry) []byt
 		p += copy(body[p:], e.Payload)
 	}
 	assert.That(p == len(body), "plog: batch body size differs from BatchBytes")
-	frame.Seal(dst[start:], 0)
+	frame.Seal(dst[start:], tagSeed(dir))
 	return dst
+}
+
+// tagSeed is the CRC a tagged frame's checksum starts from: that of its partition's tag,
+// the last element of its log directory (topic id and partition index, unique on a
+// disk; core/lease tags its ack frames alike, under other format bytes). An untagged
+// frame starts from 0, a plain CRC.
+func tagSeed(dir string) uint32 {
+	if dir == "" {
+		return 0
+	}
+	return frame.Checksum(0, []byte(path.Base(dir)))
 }
 
 // Frame decoding outcomes, with core/frame's ErrZero, ErrLength and ErrChecksum: the
@@ -147,11 +172,26 @@ func frameLen(b []byte) (int, bool) {
 // size, or an error saying why b does not start with a valid frame. The entries alias b.
 // It never panics, whatever b holds, and a batch it accepts re-encodes to the same bytes.
 func DecodeBatch(b []byte) (Batch, int, error) {
-	h, body, err := frame.Read(b, frameBounds)
+	return DecodeBatchFor(b, "")
+}
+
+// DecodeBatchFor is DecodeBatch in the partition whose log directory is dir: it accepts
+// format 1 frames and the format 2 frames of that partition ("": format 1 only). A batch
+// it accepts re-encodes to the same bytes with AppendBatchFor, in dir for format 2.
+func DecodeBatchFor(b []byte, dir string) (Batch, int, error) {
+	h, err := frame.Peek(b, frameBounds)
 	if err != nil {
 		return Batch{}, 0, err
 	}
-	if h.Format != formatV1 {
+	seed := uint32(0)
+	if h.Format == formatTagged && dir != "" {
+		seed = tagSeed(dir)
+	}
+	body, err := h.Body(b, seed)
+	if err != nil {
+		return Batch{}, 0, err
+	}
+	if h.Format != formatV1 && (h.Format != formatTagged || dir == "") {
 		return Batch{}, 0, errFormat
 	}
 	bt, err := decodeBodyV1(body)

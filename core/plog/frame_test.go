@@ -36,6 +36,24 @@ func TestBatchRoundTrip(t *testing.T) {
 	}
 }
 
+// A tagged batch decodes only in its own partition; an untagged one (written before
+// tags) in any.
+func TestTaggedBatchesBelongToTheirPartition(t *testing.T) {
+	const a, b = "parts/000000000000002a-3", "parts/000000000000002a-4"
+	f := plog.AppendBatchFor(nil, a, 42, 9, sampleEntries())
+	if bt, n, err := plog.DecodeBatchFor(f, a); err != nil || n != len(f) || bt.BaseOffset != 42 {
+		t.Fatalf("own batch: %+v %d %v", bt, n, err)
+	}
+	for _, dir := range []string{b, ""} {
+		if _, _, err := plog.DecodeBatchFor(f, dir); err == nil {
+			t.Fatalf("batch of %s decoded in %q", a, dir)
+		}
+	}
+	if _, _, err := plog.DecodeBatchFor(plog.AppendBatch(nil, 42, 9, sampleEntries()), b); err != nil {
+		t.Fatalf("untagged batch: %v", err)
+	}
+}
+
 // The layout drawn in doc.go, byte for byte.
 func TestBatchLayout(t *testing.T) {
 	b := plog.AppendBatch(nil, 7, 9, []plog.Entry{{HasKey: true, Key: []byte("k"), Payload: []byte("pp")}})

@@ -37,7 +37,7 @@ func (l *Log) scanStep(data []byte) {
 	atEOF := len(data) < rc.want
 	p := 0
 	for p < len(data) {
-		bt, n, err := DecodeBatch(data[p:])
+		bt, n, err := DecodeBatchFor(data[p:], l.cfg.Dir)
 		if err == nil && bt.BaseOffset == rc.expected {
 			rc.accept(bt, n, rc.off+int64(p)) // row R2
 			p += n
@@ -125,7 +125,8 @@ func (l *Log) searchStep(data []byte) {
 			l.readAt(pos, max(l.cfg.RecoveryReadBytes, fl)) // read the candidate whole
 			return
 		}
-		if bt, _, err := DecodeBatch(data[q : q+fl]); err == nil && bt.BaseOffset >= rc.expected {
+		bt, _, err := DecodeBatchFor(data[q:q+fl], l.cfg.Dir)
+		if err == nil && bt.BaseOffset >= rc.expected {
 			l.endSearchPass(pos, bt.BaseOffset, 0)
 			return
 		}
@@ -140,7 +141,7 @@ func (l *Log) searchStep(data []byte) {
 // candidate is a cheap header filter run before the CRC: the format byte, a length in
 // range and a base offset that could follow. It returns the frame's claimed size.
 func candidate(b []byte, expected uint64) (int, bool) {
-	if len(b) < frameHeaderBytes+batchFixedBytes || b[8] != formatV1 {
+	if len(b) < frameHeaderBytes+batchFixedBytes || (b[8] != formatV1 && b[8] != formatTagged) {
 		return 0, false
 	}
 	fl, ok := frameLen(b)

@@ -220,6 +220,31 @@ func TestRecoveryR5TruncatesTornTail(t *testing.T) {
 	}
 }
 
+// A misdirected write can leave a whole, valid frame of another partition's log in this
+// one's torn tail, with offsets past this log's (cluster seed 8865: a frame of a
+// partition a forget had moved to epoch 1, in the tail of an epoch-0 log). It fails its
+// tag here, so the tail is cut (R5); taken as R4, it made the offsets up to its own a
+// hole, which consumes never got past, and the log went on from there.
+func TestRecoveryR5CutsAnotherPartitionsFrameInTheTornTail(t *testing.T) {
+	d := newDisk()
+	var good []byte
+	for i, p := range []string{"a", "b"} {
+		good = plog.AppendBatchFor(good, testDir, uint64(i), 1000, entries(p))
+	}
+	torn := plog.AppendBatchFor(nil, testDir, 2, 1000, entries("torn, overwritten"))
+	foreign := plog.AppendBatchFor(nil, "parts/000000000000002a-4", 1<<40, 1000, entries("x"))
+	copy(torn[10:], foreign) // the misdirected write landed inside the torn frame
+	writeSegment(t, d, 0, append(append([]byte{}, good...), torn...))
+	h := newHarness(t, plog.Config{}, d)
+	r := h.recovered
+	if !hasDecision(r, "R5") || hasDecision(r, "R4") || r.HighWatermark != 2 || r.Holes != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if c := h.commitNow("c"); c.Err != nil || c.BaseOffset != 2 {
+		t.Fatalf("%+v", c)
+	}
+}
+
 func TestRecoveryR6DamagedTailOfAnOlderSegmentIsKept(t *testing.T) {
 	d := newDisk()
 	b, starts := frames(0, "a", "b")

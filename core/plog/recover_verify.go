@@ -47,7 +47,7 @@ func (l *Log) onVerifyRead(res disk.Result) {
 	rc := l.rec
 	last := l.active()
 	b := last.batches[len(last.batches)-1]
-	if res.Err == nil && frameMatches(res.Data, b) {
+	if res.Err == nil && frameMatches(res.Data, b, l.cfg.Dir) {
 		l.completeRecovery()
 		return
 	}
@@ -82,8 +82,9 @@ func (l *Log) onVerifyRead(res disk.Result) {
 	l.issue(purposeRecover, disk.Op{Kind: disk.KindTruncate, Name: last.name, Off: b.pos})
 }
 
-// frameMatches reports whether data is exactly the frame the index holds for b.
-func frameMatches(data []byte, b batchRef) bool {
-	bt, n, err := DecodeBatch(data)
+// frameMatches reports whether data is exactly the frame the index holds for b, a frame
+// of the log in dir.
+func frameMatches(data []byte, b batchRef, dir string) bool {
+	bt, n, err := DecodeBatchFor(data, dir)
 	return err == nil && n == int(b.size) && bt.BaseOffset == b.base && len(bt.Entries) == int(b.count)
 }

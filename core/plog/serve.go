@@ -137,7 +137,7 @@ func (l *Log) readStep(res disk.Result) {
 		l.retryFetch(f, res.Err)
 		return
 	}
-	bt, n, err := DecodeBatch(res.Data)
+	bt, n, err := DecodeBatchFor(res.Data, l.cfg.Dir)
 	if err == nil &&
 		(n != len(res.Data) || bt.BaseOffset != f.ref.base || len(bt.Entries) != int(f.ref.count)) {
 		err = errMisplaced

@@ -75,6 +75,7 @@ var regressionSeedsWithUsers = map[uint64]string{
 	7552:   "the scenario of 2669 after the cancel seeds changed that one (narad_mut_removedtakes is caught here)",
 	147662: "decommission: a stale duplicate of the forwarded cancel was applied again after the second decommission, ending its drain; the check now expects the removal in a cancel seed only once a replica applied it (the replay itself is a known bug, left open)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
+	8865:   "invariant 2 in a forget seed: a misdirected write left node 2's commit frame of partition 4 (epoch 1, offset 2^40+60) whole in the torn tail of its log of partition 2 (epoch 0); recovery took it as R4, offsets 127 to 2^40+59 a hole, and three messages committed after it were never delivered (consumes lease the hole's offsets, fail to read them and release them, for ever). Partition log frames are now tagged with their partition (core/plog format 2)",
 }
 
 func TestRegressionSeedsWithUsers(t *testing.T) {
