@@ -139,6 +139,22 @@ func (n *Node) refuseFrozenAcks(handles []string) error {
 	return nil
 }
 
+// refuseMovedAcks answers whether a routed ack names a partition this node's replica
+// gives to another member: the node that routed it knows an older owner (its replica
+// lags), so the acks are refused whole (ErrNotReady, retried: by then it routes them to
+// the new owner, which holds the leases taken since the move; cluster seed 8). "Gone"
+// would be wrong for those.
+func (n *Node) refuseMovedAcks(t meta.Topic, handles []string) error {
+	for _, h := range handles {
+		if k, _, _, err := decodeHandle(h); err == nil && k.topicID == t.ID && k.index < t.Partitions &&
+			n.ownerOf(t, k.index) != n.meta.ID() {
+			return fmt.Errorf("%w: partition %d moved to member %d", ErrNotReady, k.index,
+				n.ownerOf(t, k.index))
+		}
+	}
+	return nil
+}
+
 // release is a partition this node owned and gave away: its copy is dropped once the
 // new owner answers for it at the new epoch with a high-watermark at least this copy's.
 type release struct {

@@ -104,6 +104,8 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status = wire.StatusForbidden
 	case n.refuseFrozenAcks(m.Handles) != nil:
 		resp.Status, resp.Reason = errorStatus(errMoving)
+	case n.refuseMovedAcks(t, m.Handles) != nil:
+		resp.Status, resp.Reason = errorStatus(n.refuseMovedAcks(t, m.Handles))
 	default:
 		for _, h := range m.Handles {
 			err := n.ackOne(nowNs, t.ID, h, AckMode(m.Mode))

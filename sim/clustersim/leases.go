@@ -121,6 +121,12 @@ func (u *run) leasedDelivery(k recKey, id uint64, client int, callNs int64) (str
 		return causeNoReason, nil
 	}
 	if prev.ackCallNs != 0 {
+		if callNs < prev.callNs && (u.ownerReopened(k, callNs, now) || u.movedBetween(k, callNs, now)) {
+			// Leased for this consume before the acked lease was, and that lease lost
+			// with a reopen or a move: a delivery that arrives after the ack, not one
+			// made after it (cluster seed 519).
+			return causeReopen, nil
+		}
 		if u.ownerCrashed(k, prev.ackCallNs, prev.ackDoneNs+u.ackFlushWindowNs()+u.clockSlackNs(prev.ackCallNs, now)) {
 			return causeAckLost, nil
 		}
