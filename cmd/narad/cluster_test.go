@@ -179,6 +179,8 @@ type membersJSON struct {
 		Voter    bool   `json:"voter"`
 		Owned    int    `json:"owned_partitions"`
 		Draining bool   `json:"draining"`
+		MovesIn  int    `json:"moves_in"`
+		MovesOut int    `json:"moves_out"`
 	} `json:"members"`
 }
 

@@ -11,6 +11,8 @@ type MemberInfo struct {
 	Voter           bool // a voter of the applied raft configuration (else a learner)
 	OwnedPartitions int
 	Draining        bool // being decommissioned: it takes no new partitions
+	MovesIn         int  // partition moves in progress to it (moveapi.go)
+	MovesOut        int  // and from it
 }
 
 // Voters lists the voters of the local metastore replica's applied configuration (for
@@ -24,11 +26,17 @@ func (n *Node) ListMembers(nowNs int64, token uint64) {
 		return
 	}
 	leader, owned, voters := n.meta.LeaderID(), n.ownedPartitions(), n.meta.Voters()
+	in, outgoing := map[uint64]int{}, map[uint64]int{}
+	for _, mv := range n.meta.Moves() {
+		in[mv.To]++
+		outgoing[mv.From]++
+	}
 	var out []MemberInfo
 	for _, m := range n.meta.Members() {
 		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Alive: m.Alive,
 			Leader: m.ID == leader, Voter: slices.Contains(voters, m.ID),
-			OwnedPartitions: owned[m.ID], Draining: m.Draining})
+			OwnedPartitions: owned[m.ID], Draining: m.Draining, MovesIn: in[m.ID],
+			MovesOut: outgoing[m.ID]})
 	}
 	n.respond(Response{Token: token, Members: out})
 }

@@ -49,6 +49,13 @@ func (n *Node) MovePartition(nowNs int64, token uint64, topic string, part uint3
 	n.proposeForPartition(nowNs, token, topic, part, meta.Command{Kind: meta.StartMove, Member: to})
 }
 
+// Rebalance asks the metastore leader to even out the partitions over the members that
+// take them (the controller's moves, at most meta.MovesInFlightMax at once; ListMoves
+// shows them).
+func (n *Node) Rebalance(nowNs int64, token uint64) {
+	n.propose(nowNs, token, meta.Command{Kind: meta.Rebalance})
+}
+
 // AbortMove ends the move of partition part of topic before its cutover: the source keeps
 // it. ErrMoveNotFound when none is in progress.
 func (n *Node) AbortMove(nowNs int64, token uint64, topic string, part uint32) {

@@ -97,6 +97,7 @@ func TestAccessGrants(t *testing.T) {
 		{"moves by a user", request{method: "GET", path: "/v1/cluster/moves", header: reader}, http.StatusForbidden},
 		{"move by a user", request{method: "POST", path: "/v1/cluster/moves", header: reader, body: `{"topic":"orders","partition":0,"to":2}`}, http.StatusForbidden},
 		{"abort by a user", request{method: "POST", path: "/v1/cluster/moves/orders/1/abort", header: reader}, http.StatusForbidden},
+		{"rebalance by a user", request{method: "POST", path: "/v1/cluster/rebalance", header: reader}, http.StatusForbidden},
 		{"moves by admin", request{method: "GET", path: "/v1/cluster/moves", header: ops}, http.StatusOK},
 		{"forget by admin", request{method: "POST", path: "/v1/cluster/members/2/forget?dry_run=true", header: ops}, http.StatusOK},
 		{"users by a user", request{method: "GET", path: "/v1/users", header: reader}, http.StatusForbidden},

@@ -432,3 +432,9 @@ func (f *fakeBroker) AbortMove(ctx context.Context, topic string, part uint32) e
 	}
 	return nil
 }
+
+func (f *fakeBroker) Rebalance(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.record("Rebalance", "")
+}

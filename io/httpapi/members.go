@@ -15,7 +15,9 @@ type memberJSON struct {
 	Leader          bool   `json:"leader"`
 	Voter           bool   `json:"voter"` // a raft voter of the metastore (else a learner)
 	OwnedPartitions int    `json:"owned_partitions"`
-	Draining        bool   `json:"draining"` // being decommissioned
+	Draining        bool   `json:"draining"`  // being decommissioned
+	MovesIn         int    `json:"moves_in"`  // partition moves in progress to it
+	MovesOut        int    `json:"moves_out"` // and from it
 }
 
 type membersJSON struct {
@@ -39,7 +41,8 @@ func encodeMembers(ms []node.MemberInfo) membersJSON {
 			status = "alive"
 		}
 		out.Members[i] = memberJSON{ID: m.ID, Addr: m.Addr, Status: status, Leader: m.Leader,
-			Voter: m.Voter, OwnedPartitions: m.OwnedPartitions, Draining: m.Draining}
+			Voter: m.Voter, OwnedPartitions: m.OwnedPartitions, Draining: m.Draining,
+			MovesIn: m.MovesIn, MovesOut: m.MovesOut}
 	}
 	return out
 }

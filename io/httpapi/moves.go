@@ -87,3 +87,13 @@ func (s *Server) abortMove(w http.ResponseWriter, r *http.Request, tp string) (i
 	w.WriteHeader(http.StatusAccepted)
 	return http.StatusAccepted, nil
 }
+
+// rebalance serves POST /v1/cluster/rebalance: 202, the metastore leader evens out the
+// partitions over the members that take them, a bounded number of moves at once (GET
+// /v1/cluster/moves shows them; none when they are even already).
+func (s *Server) rebalance(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+	if err := s.b.Rebalance(r.Context()); err != nil {
+		return 0, err
+	}
+	return writeJSON(w, http.StatusAccepted, map[string]string{"state": "rebalancing"})
+}

@@ -54,6 +54,7 @@ type Broker interface {
 	Moves(ctx context.Context) ([]node.MoveInfo, error)
 	MovePartition(ctx context.Context, topic string, part uint32, to uint64) error
 	AbortMove(ctx context.Context, topic string, part uint32) error
+	Rebalance(ctx context.Context) error
 	// Ready is nil when the node serves requests, else the reason (503 on /readyz).
 	Ready() error
 	UserBroker
@@ -161,7 +162,8 @@ func (s *Server) buildRoutes() {
 		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members, permAdmin}),
 		"/v1/cluster/moves": s.newPattern("/v1/cluster/moves", on{"GET", s.moves, permAdmin},
 			on{"POST", s.startMove, permAdmin}),
-		"/v1/users": s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
+		"/v1/cluster/rebalance": s.newPattern("/v1/cluster/rebalance", on{"POST", s.rebalance, permAdmin}),
+		"/v1/users":             s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
 	}
 	const t = "/v1/topics/{topic}"
 	s.topicPats = [5]*pattern{

@@ -117,6 +117,12 @@ func (s *Shell) MovePartition(ctx context.Context, topic string, part uint32, to
 	return errors.Join(err, r.Err)
 }
 
+// Rebalance asks the metastore leader to even out the partitions.
+func (s *Shell) Rebalance(ctx context.Context) error {
+	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.Rebalance(now, tok) })
+	return errors.Join(err, r.Err)
+}
+
 // AbortMove ends a partition's move before its cutover.
 func (s *Shell) AbortMove(ctx context.Context, topic string, part uint32) error {
 	r, err := s.call(ctx, false, func(now int64, tok uint64) { s.node.AbortMove(now, tok, topic, part) })
