@@ -72,8 +72,9 @@ var regressionSeedsWithUsers = map[uint64]string{
 	2669:   "invariant 2 in a decommission seed: the spare led the metastore when its own removal applied; handing its leadership on, it took produces (no longer draining: no longer a member) and stopped with them in its WAL (a removed node now refuses produces)",
 	110:    "decommission, a false alarm: after a cancel took, a lagging replica still showed the spare draining, and the seed stopped decommissioning it again (the check now trusts only an answer, or the removal, once a cancel took)",
 	606:    "decommission, a false alarm: a cancel whose answer was lost had ended the drain (the check now trusts only an answer, or the removal, once a cancel was asked)",
-	7552:   "the scenario of 2669 after the cancel seeds changed that one (narad_mut_removedtakes is caught here)",
-	147662: "decommission: a stale duplicate of the forwarded cancel was applied again after the second decommission, ending its drain; the check now expects the removal in a cancel seed only once a replica applied it (the replay itself is a known bug, left open)",
+	7552:   "the scenario of 2669 after the cancel seeds changed that one (narad_mut_removedtakes was caught here until the forwards' ids changed its run: seed 158 now)",
+	147662: "decommission: a stale duplicate of the forwarded cancel reached a later metastore leader and was applied again after the second decommission, ending its drain (a forwarded proposal now carries an id the replicated state applies at most once: core/meta forwards.go; the full check is back)",
+	11239:  "same as 147662 (and still so with the ids: narad_mut_noforwarddedupe is caught here; 147662's run changed with them)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
 }
 
