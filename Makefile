@@ -12,8 +12,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:550-560:voters \
 	narad_mut_epochzero:cluster:20:invariant-4 narad_mut_nodemote:cluster:209-209:voters \
 	narad_mut_dropreassigned:cluster:20:invariant-2 narad_mut_ackunanswered:cluster:20:invariant-9 \
-	narad_mut_removeearly:cluster:50:invariant-2 narad_mut_drainplace:cluster:100:decommission \
-	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:7552-7552:invariant-2 \
+	narad_mut_removeearly:cluster:50:invariant-2 narad_mut_drainplace:cluster:150:decommission \
+	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:158-158:invariant-2 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \
@@ -29,7 +29,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_reroutealive:cluster:20:dispatch \
 	narad_mut_readyearly:cluster:20:readiness narad_mut_reclaimlive:cluster:20:reclaim \
 	narad_mut_poisonnode:cluster:20:poison narad_mut_noreopen:node:20:poison \
-	narad_mut_reopentail:node:150-250:invariant-10 narad_mut_nospacefatal:node:20:nospace
+	narad_mut_reopentail:node:150-250:invariant-10 narad_mut_nospacefatal:node:20:nospace \
+	narad_mut_noforwarddedupe:cluster:11239-11239:decommission
 
 # Deliberate bugs no simulator seed within the sweeps reaches, each caught by a unit test
 # that builds its scenario on purpose (tag:package:test): the test must fail with the tag.
@@ -43,7 +44,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_noownstop:./core/node:TestForgottenNodeBehindAOneWayCutStops \
 	narad_mut_novotersguard:./core/meta:TestForgetGuards \
 	narad_mut_noquorumguard:./core/node:TestDecommissionRefusedByTheQuorumGuard \
-	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted
+	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted \
+	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
 

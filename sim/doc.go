@@ -121,14 +121,16 @@
 //	                              quorum (TestDecommissionRefusedByTheQuorumGuard)
 //	removeearly        node       a draining node proposes its removal with records cluster  invariant 2
 //	                              it answered 202 still in its dispatcher, and
-//	                              stops with them (first at seed 21; unit test
+//	                              stops with them (first at seed 13; unit test
 //	                              TestDecommissionedNodeDeliversWhatItAccepted)
 //	removedtakes       node       a removed node that still leads the metastore     cluster  invariant 2
 //	                              takes produces and stops with them in its WAL
-//	                              (seed 7552; 2669 found it, before the cancels
-//	                              changed that seed's run)
+//	                              (seed 158; found at 2669, then at 7552: the
+//	                              cancels changed the first run, the forwards'
+//	                              ids the second)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
-//	                              spare drains owning a churn topic's (seed 73)
+//	                              spare drains owning a churn topic's (seed 139;
+//	                              73 until the forwards' ids changed its run)
 //	cutoverunverified  node       a move's destination asks for the cutover once    cluster  invariant 1
 //	                              the freeze applied, without the frozen tail or
 //	                              the acks (first at seed 1)
@@ -145,6 +147,11 @@
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no
 //	                              simulator wipes a directory yet)
+//	noforwarddedupe    meta       a copy of a forwarded proposal is applied again   cluster  decommission
+//	                              (regression seed 11239: a late copy of the
+//	                              cancel ends the drain asked after it; 147662
+//	                              found it, before the forwards' ids changed its
+//	                              run; unit test TestForwardedCopyAppliedOnce)
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
 // ignored and its appends answered). The group's device read-back now sees the pages the

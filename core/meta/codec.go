@@ -45,6 +45,19 @@ type entryV1 struct {
 	Actor    string         `json:"actor,omitempty"`
 	Hash     string         `json:"hash,omitempty"`
 	Grants   []access.Grant `json:"grants,omitempty"`
+	// Fwd: the id of a forwarded proposal (forwards.go); none for one made on the leader.
+	Fwd *fwdJSON `json:"fwd,omitempty"`
+}
+
+// fwdJSON is a ProposalID in a command entry.
+type fwdJSON struct {
+	Origin uint64 `json:"origin"`
+	Nonce  uint64 `json:"nonce"`
+	Seq    uint64 `json:"seq"`
+	Commit uint64 `json:"commit"`
+	// Refused: the leader refused the command before the log (a guard); the entry only
+	// records the id, so that no copy applies the command after that answer.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // proposalEntry is a decoded command entry.
@@ -52,6 +65,8 @@ type proposalEntry struct {
 	Node, Seq uint64
 	NowNs     int64
 	Cmd       Command
+	Fwd       ProposalID // zero: not forwarded
+	Refused   bool       // a forward the leader refused before the log (fwdJSON)
 }
 
 func encodeCommand(p proposalEntry) []byte {
@@ -63,6 +78,11 @@ func encodeCommand(p proposalEntry) []byte {
 		Member:                  p.Cmd.Member, Addr: p.Cmd.Addr, Alive: p.Cmd.Alive,
 		TopicID: p.Cmd.TopicID, Part: p.Cmd.Part, Epoch: p.Cmd.Epoch,
 		Username: p.Cmd.Username, Actor: p.Cmd.Actor, Hash: p.Cmd.Hash, Grants: p.Cmd.Grants,
+	}
+	if f := p.Fwd; !f.IsZero() {
+		e.Fwd = &fwdJSON{
+			Origin: f.Origin, Nonce: f.Nonce, Seq: f.Seq, Commit: f.Commit, Refused: p.Refused,
+		}
 	}
 	b, err := json.Marshal(e)
 	assert.That(err == nil, "meta: command does not marshal")
@@ -91,6 +111,13 @@ func decodeCommand(b []byte) (proposalEntry, error) {
 		if e.Kind == k.String() {
 			p.Cmd.Kind = k
 		}
+	}
+	if f := e.Fwd; f != nil {
+		if f.Origin == 0 || f.Nonce == 0 || f.Seq == 0 {
+			return proposalEntry{}, errCommand
+		}
+		p.Fwd = ProposalID{Origin: f.Origin, Nonce: f.Nonce, Seq: f.Seq, Commit: f.Commit}
+		p.Refused = f.Refused
 	}
 	if p.Cmd.Kind == 0 {
 		return proposalEntry{}, errCommand
@@ -150,6 +177,8 @@ type stateJSON struct {
 	Moves []Move `json:"moves,omitempty"`
 	// Epochs: the partitions' epochs of the topics that have one above 0, by topic id.
 	Epochs []epochsJSON `json:"epochs,omitempty"`
+	// Forwards: the forwarders (forwards.go), by origin.
+	Forwards []forwarder `json:"forwards,omitempty"`
 }
 
 // epochsJSON is one topic's partition epochs in the snapshot.
@@ -191,6 +220,7 @@ func encodeState(m *machine) []byte {
 	for _, id := range slices.Sorted(maps.Keys(m.epochs)) {
 		st.Epochs = append(st.Epochs, epochsJSON{Topic: id, Epochs: m.epochs[id]})
 	}
+	st.Forwards = m.sortedForwarders()
 	b, err := json.Marshal(st)
 	assert.That(err == nil, "meta: state does not marshal")
 	return b
@@ -286,6 +316,9 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 	if err := decodeMoves(m, st); err != nil {
 		return nil, err
 	}
+	if err := decodeForwarders(m, st.Forwards, index); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -350,12 +383,25 @@ func validOwners(t Topic, owners []uint64) bool {
 	return len(owners) <= int(t.Partitions) && !slices.Contains(owners, 0)
 }
 
-// EncodeCommand is cmd in the form a follower forwards to the leader (wire.ProposeRequest).
-func EncodeCommand(cmd Command) []byte { return encodeCommand(proposalEntry{Cmd: cmd}) }
+// EncodeCommand is cmd in the form a follower forwards to the leader (wire.ProposeRequest),
+// without an id: its copies are not told apart (EncodeForward is).
+func EncodeCommand(cmd Command) []byte { return EncodeForward(cmd, ProposalID{}) }
+
+// EncodeForward is cmd forwarded as the proposal id (forwards.go); a zero id names none.
+func EncodeForward(cmd Command, id ProposalID) []byte {
+	return encodeCommand(proposalEntry{Cmd: cmd, Fwd: id})
+}
 
 // DecodeCommand reads a forwarded command; it never panics, whatever b holds. The leader
 // validates it as any proposal (Propose).
 func DecodeCommand(b []byte) (Command, error) {
+	cmd, _, err := DecodeForward(b)
+	return cmd, err
+}
+
+// DecodeForward reads a forwarded command and its proposal id (zero when it has none);
+// it never panics, whatever b holds.
+func DecodeForward(b []byte) (Command, ProposalID, error) {
 	p, err := decodeCommand(b)
-	return p.Cmd, err
+	return p.Cmd, p.Fwd, err
 }

@@ -105,7 +105,7 @@ func (s *Store) controlPropose(nowNs int64, id uint64, c Command) {
 	if s.controlUntil[id] > s.ticks {
 		return
 	}
-	if s.propose(nowNs, 0, c) {
+	if s.propose(nowNs, 0, c, ProposalID{}) {
 		s.controlUntil[id] = s.ticks + RequestTimeoutTicks
 	}
 }

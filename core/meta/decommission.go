@@ -64,6 +64,7 @@ func (m *machine) applyDecommission(c Command) {
 	m.endMoves(func(mv Move) bool { return mv.To == c.Member }) // it takes no partition
 	if c.Kind == RemoveMember {
 		delete(m.members, c.Member)
+		delete(m.forwards, c.Member) // its forwards are refused from now on
 		m.forgotten[c.Member] = true
 		m.removed[c.Member] = true
 		return

@@ -29,6 +29,14 @@
 // the local replica; Barrier makes a later read see every write answered before it (raft
 // ReadIndex, ReadOnlySafe).
 //
+// A forwarded write is proposed with ProposeForwarded and its ProposalID (the member that
+// forwarded it, its process's nonce, the request's sequence, the index its replica had
+// applied). The entry carries the id, and the state keeps per member the ids applied for
+// its newest process (forwards.go; snapshot field 'forwards'), so a copy of the request
+// the network delivers again, to any leader at any time, is refused at its apply on every
+// replica alike (ErrDuplicate after a first copy that applied without an error, else
+// ErrStale) and changes nothing.
+//
 // # Members, the controller and partition owners
 //
 // The state holds the members besides the topics. The leader runs the controller on Tick

@@ -77,6 +77,7 @@ func (m *machine) forget(id uint64) {
 		m.setOwner(r.TopicID, r.Partition, r.To, r.Epoch)
 	}
 	delete(m.members, id)
+	delete(m.forwards, id) // its forwards are refused from now on
 	m.forgotten[id] = true
 }
 

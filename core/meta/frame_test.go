@@ -162,7 +162,9 @@ func TestCommandRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
 	for _, bad := range [][]byte{nil, {1}, {2, '{', '}'}, []byte("\x01{\"kind\":\"drop\",\"name\":\"x\"}"),
-		[]byte("\x01{\"kind\":\"delete\",\"name\":\"x\",\"more\":1}"), []byte("\x01{\"kind\":\"delete\",\"name\":\"x\"} {}")} {
+		[]byte("\x01{\"kind\":\"delete\",\"name\":\"x\",\"more\":1}"), []byte("\x01{\"kind\":\"delete\",\"name\":\"x\"} {}"),
+		[]byte("\x01{\"kind\":\"delete\",\"name\":\"x\",\"fwd\":{\"origin\":2,\"nonce\":0,\"seq\":1,\"applied\":0}}"),
+		[]byte("\x01{\"kind\":\"delete\",\"name\":\"x\",\"fwd\":{\"origin\":2,\"nonce\":1,\"seq\":1,\"applied\":0,\"x\":1}}")} {
 		if _, err := decodeCommand(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -204,6 +206,8 @@ func FuzzDecodeSnapFile(f *testing.F) {
 	f.Add(appendSnapFile(nil, encodeSnapshotBody(s)))
 	f.Add(appendSnapFile(nil, []byte(`{"index":1,"term":1,"conf_state":{"voters":[1]},"state":{"commands":0,"topics":[]}}`)))
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 0, 1, '{'})
+	f.Add(appendSnapFile(nil, []byte(`{"index":9,"term":1,"conf_state":{"voters":[1]},"state":{"commands":2,"topics":[],`+
+		`"forwards":[{"origin":2,"nonce":7,"commit":3,"floor":1,"seqs":[{"seq":4,"failed":true},{"seq":6}]}]}}`)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := decodeSnapFile(b)
 		if err != nil {
@@ -231,16 +235,17 @@ func FuzzDecodeCommand(f *testing.F) {
 	u, _ := Command{Kind: CreateUser, Username: "u", Actor: "admin", Hash: "$2a$10$" + strings.Repeat("x", 53),
 		Grants: []access.Grant{{Action: access.Produce, Patterns: []string{"a*"}}}}.normalize()
 	f.Add(encodeCommand(proposalEntry{Node: 1, Seq: 2, NowNs: 5, Cmd: u}))
+	f.Add(encodeCommand(proposalEntry{Node: 1, Seq: 3, NowNs: 5, Cmd: c, Fwd: ProposalID{Origin: 2, Nonce: 7, Seq: 9, Commit: 4}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodeCommand(b)
 		if err != nil {
 			return
 		}
 		q, err := decodeCommand(encodeCommand(p))
-		if err != nil || q.Node != p.Node || q.Seq != p.Seq || q.NowNs != p.NowNs || q.Cmd.Kind != p.Cmd.Kind || q.Cmd.Name != p.Cmd.Name ||
+		if err != nil || q.Node != p.Node || q.Seq != p.Seq || q.NowNs != p.NowNs || q.Fwd != p.Fwd || q.Refused != p.Refused || q.Cmd.Kind != p.Cmd.Kind || q.Cmd.Name != p.Cmd.Name ||
 			q.Cmd.Username != p.Cmd.Username || q.Cmd.Hash != p.Cmd.Hash || fmt.Sprint(q.Cmd.Grants) != fmt.Sprint(p.Cmd.Grants) {
 			t.Fatalf("re-encoding: %+v vs %+v (%v)", p, q, err)
 		}
-		_, _ = newMachine().apply(p.Cmd, 1, p.NowNs) // the apply validates: never panics
+		_, _ = newMachine().applyProposal(p, 1) // the apply validates: never panics
 	})
 }

@@ -160,8 +160,9 @@ func (s *Store) MemberDead(id uint64) bool {
 	return ok && !m.Alive
 }
 
-// StateDigest hashes the replica's state (topics with their owners, members and users):
-// replicas at the same applied index must agree on it. The simulators compare them.
+// StateDigest hashes the replica's state (topics with their owners, members, users, and
+// the rest when there is some): replicas at the same applied index must agree on it. The
+// simulators compare them.
 func (s *Store) StateDigest() uint64 {
 	h := fnv.New64a()
 	for _, t := range s.Topics() {
@@ -201,6 +202,9 @@ func (s *Store) StateDigest() uint64 {
 	}
 	if len(s.sm.moves) > 0 {
 		fmt.Fprintf(h, ";moves %+v", s.sm.sortedMoves())
+	}
+	if len(s.sm.forwards) > 0 { // every replica refuses the same copies (forwards.go)
+		fmt.Fprintf(h, ";forwards %+v", s.sm.sortedForwarders())
 	}
 	return h.Sum64()
 }

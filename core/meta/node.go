@@ -2,6 +2,7 @@ package meta
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -165,7 +166,7 @@ func (s *Store) applyEarly(rd raft.Ready) {
 		if p, err := decodeCommand(e.GetData()); e.GetType() == raftpb.EntryNormal &&
 			len(e.GetData()) > 0 &&
 			err == nil {
-			_, _ = s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+			_, _ = s.sm.applyProposal(p, e.GetIndex())
 		}
 	}
 }
@@ -215,7 +216,7 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if mutApplyUncommitted && e.GetIndex() <= s.earlyApplied {
 		return nil // applied already, uncommitted (the applyearly mutation)
 	}
-	res, aerr := s.sm.apply(p.Cmd, e.GetIndex(), p.NowNs)
+	res, aerr := s.sm.applyProposal(p, e.GetIndex())
 	if aerr == nil && p.Cmd.Kind == DeleteTopic {
 		s.topicDeletes++
 	}
@@ -230,6 +231,9 @@ func (s *Store) applyCommand(e *raftpb.Entry) error {
 	if p.Node == s.cfg.ID {
 		if pr, ok := s.proposals[p.Seq]; ok && pr.term == e.GetTerm() {
 			delete(s.proposals, p.Seq)
+			if errors.Is(aerr, errRecorded) && pr.refused != nil {
+				aerr = pr.refused // the guard's refusal, recorded against the forward's copies
+			}
 			s.answer(pr.token, res, aerr)
 		}
 	}
@@ -267,13 +271,25 @@ func (s *Store) maybeCampaign() {
 //
 // Token 0 is the store's own (the controller's): never use it.
 func (s *Store) Propose(nowNs int64, token uint64, cmd Command) {
-	if s.propose(nowNs, token, cmd) {
+	if s.propose(nowNs, token, cmd, ProposalID{}) {
+		s.drive()
+	}
+}
+
+// ProposeForwarded is Propose for a follower's write, forwarded as the proposal id
+// (forwards.go): the entry carries it, and a copy of the request proposed again, here or
+// by any leader, is refused at its apply (ErrDuplicate when the first copy applied
+// without an error, else ErrStale), or at once when this replica already refuses it. The
+// topics' check and the guards refuse it only through the log, so that its id is
+// recorded before its refusal is answered.
+func (s *Store) ProposeForwarded(nowNs int64, token uint64, cmd Command, id ProposalID) {
+	if s.propose(nowNs, token, cmd, id) {
 		s.drive()
 	}
 }
 
 // propose hands cmd to raft, or answers it at once; it reports whether raft took it.
-func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
+func (s *Store) propose(nowNs int64, token uint64, cmd Command, id ProposalID) bool {
 	switch s.state {
 	case stateFailed:
 		s.answer(token, result{}, s.failure)
@@ -296,18 +312,26 @@ func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 		s.answer(token, result{}, ErrBusy)
 		return false
 	}
-	if s.fresh(st) {
+	if !id.IsZero() {
+		if err := s.sm.forwardVerdict(id); err != nil { // a refusal is never lifted
+			s.answer(token, result{}, err)
+			return false
+		}
+	}
+	if s.fresh(st) && id.IsZero() { // a forward's refusals go through the log (forwards.go)
 		if t, err := s.sm.check(c); err != nil {
 			s.answer(token, result{Topic: t}, err)
 			return false
 		}
 	}
-	if err := s.membershipGuard(c, st); err != nil {
-		s.answer(token, result{}, err)
+	refused := s.membershipGuard(c, st)
+	if refused != nil && id.IsZero() {
+		s.answer(token, result{}, refused)
 		return false
 	}
 	s.nextSeq++
-	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c})
+	data := encodeCommand(proposalEntry{Node: s.cfg.ID, Seq: s.nextSeq, NowNs: nowNs, Cmd: c, Fwd: id,
+		Refused: refused != nil})
 	if len(data) > CommandBytesMax {
 		s.answer(token, result{}, invalid("command over %d bytes", CommandBytesMax))
 		return false
@@ -320,6 +344,7 @@ func (s *Store) propose(nowNs int64, token uint64, cmd Command) bool {
 		token:    token,
 		term:     st.GetTerm(),
 		deadline: s.ticks + RequestTimeoutTicks,
+		refused:  refused,
 	}
 	return true
 }

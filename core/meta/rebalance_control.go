@@ -51,7 +51,7 @@ func (s *Store) moveProposal(nowNs int64, c Command) {
 	if s.moveUntil[k] > s.ticks {
 		return
 	}
-	if s.propose(nowNs, 0, c) {
+	if s.propose(nowNs, 0, c, ProposalID{}) {
 		s.moveUntil[k] = s.ticks + RequestTimeoutTicks
 	}
 }

@@ -186,6 +186,7 @@ type proposal struct {
 	token    uint64
 	term     uint64 // the entry is ours only if it carries this term
 	deadline uint64 // tick count at which it times out
+	refused  error  // a forward's guard refusal, answered once its entry applied (forwards.go)
 }
 
 type barrier struct {
@@ -343,6 +344,11 @@ func (s *Store) Leader() bool {
 
 // AppliedIndex is the raft index of the last entry applied to the topics.
 func (s *Store) AppliedIndex() uint64 { return s.applied }
+
+// DurableCommit is the commit index this replica holds durable, at least the applied
+// index: a forward names it (ProposalID.Commit). A later process of the replica recovers
+// at least it.
+func (s *Store) DurableCommit() uint64 { return max(s.applied, s.hs.Commit) }
 
 // CaughtUp reports whether the replica knows a leader and has applied every entry it
 // knows to be committed (API.md /readyz).

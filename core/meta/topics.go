@@ -243,8 +243,9 @@ type machine struct {
 	// epochs: topic id -> each partition's epoch, raised when a forget reassigns it
 	// (forget.go); absent, or shorter than the partitions: 0.
 	epochs   map[uint64][]uint32
-	owners   map[uint64][]uint64 // topic id -> owner of each partition (members.go)
-	commands uint64              // command entries applied, answered with an error or not
+	owners   map[uint64][]uint64  // topic id -> owner of each partition (members.go)
+	forwards map[uint64]forwarder // member -> the forwards of its newest process (forwards.go)
+	commands uint64               // command entries applied, answered with an error or not
 	// rebalanceAsked: a Rebalance or a new member's join was applied since the controller
 	// last looked (a hint for the leader, not state: not in the snapshot).
 	rebalanceAsked bool
@@ -260,6 +261,7 @@ func newMachine() *machine {
 		moves:     map[moveKey]Move{},
 		epochs:    map[uint64][]uint32{},
 		owners:    map[uint64][]uint64{},
+		forwards:  map[uint64]forwarder{},
 		users:     map[string]User{},
 	}
 }

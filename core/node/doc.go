@@ -56,7 +56,8 @@
 // until a commit, a nack or an expiry, or its wait ends. Ack settles, extends or releases
 // a lease by its handle. Topic requests go through the metastore (raft) and are answered
 // once applied locally; on a follower they are forwarded to the leader first
-// (forward.go).
+// (forward.go), each under an id (member, process nonce, request id) that the metastore's
+// state applies once at most, whatever leader a late copy of the request reaches.
 //
 // In a cluster each partition is served by its owner only. A consume or ack reaching
 // another node is routed (route.go, routeserve.go): a pinned consume to the partition's

@@ -14,6 +14,16 @@ import (
 // the client is answered only after the local replica applied the write, and reads the
 // topic back from it. A forward without an answer within ForwardTimeoutNs is answered
 // ErrNotReady (503: its outcome is unknown, as any timed-out write).
+//
+// The network may deliver a ProposeRequest again, long after, to the leader of a later
+// term or to another leader, which proposes what reaches it. So the command carries a
+// meta.ProposalID: this member, this process's nonce (the in-flight table's peer base,
+// drawn per process), the request id (increasing within the process) and the commit
+// index the replica holds durable (which orders the member's processes); the replicated
+// state applies one id at most once (core/meta forwards.go). A copy is answered OK when
+// the write's first copy applied without an error (the follower then waits for its
+// barrier as for any applied write), else ProposeFailed (503); a copy's answer to a call
+// answered already matches nothing.
 
 // ForwardTimeoutNs bounds the wait for the leader's answer to a forwarded write.
 const ForwardTimeoutNs = 10_000_000_000
@@ -37,7 +47,9 @@ func (n *Node) forward(nowNs int64, token, leader uint64, cmd meta.Command) {
 		leader,
 		ForwardTimeoutNs,
 		func(id uint64) wire.Message {
-			return wire.ProposeRequest{ID: id, Command: meta.EncodeCommand(cmd)}
+			fid := meta.ProposalID{Origin: n.meta.ID(), Nonce: n.inflight.peerBase, Seq: id,
+				Commit: n.meta.DurableCommit()}
+			return wire.ProposeRequest{ID: id, Command: meta.EncodeForward(cmd, fid)}
 		},
 		func(now int64, m wire.Message) { n.onForwarded(now, forwardOp{token: token, cmd: cmd}, m) },
 	)
@@ -45,7 +57,7 @@ func (n *Node) forward(nowNs int64, token, leader uint64, cmd meta.Command) {
 
 // onProposeRequest proposes a follower's write when this node leads the metastore.
 func (n *Node) onProposeRequest(nowNs int64, from uint64, m wire.ProposeRequest) {
-	cmd, err := meta.DecodeCommand(m.Command)
+	cmd, fid, err := meta.DecodeForward(m.Command)
 	switch {
 	case err != nil:
 		n.send(
@@ -53,12 +65,16 @@ func (n *Node) onProposeRequest(nowNs int64, from uint64, m wire.ProposeRequest)
 			wire.ProposeResponse{ID: m.ID, Code: wire.ProposeInvalid, Reason: "undecodable command"},
 		)
 		return
+	case !fid.IsZero() && (fid.Origin != from || fid.Seq != m.ID):
+		n.send(from, wire.ProposeResponse{ID: m.ID, Code: wire.ProposeInvalid,
+			Reason: "the forward's id names another sender or request"})
+		return
 	case n.meta.LeaderID() != n.meta.ID():
 		n.send(from, wire.ProposeResponse{ID: m.ID, Code: wire.ProposeNotLeader})
 		return
 	}
 	id := n.inflight.add(entry{purpose: forPeerProposal, proposal: peerProposal{from: from, id: m.ID}})
-	n.meta.Propose(nowNs, id, cmd)
+	n.meta.ProposeForwarded(nowNs, id, cmd, fid) // a zero fid (a peer of an older version): no id
 }
 
 // answerPeerProposal sends the outcome of a follower's write back to it.
@@ -69,8 +85,10 @@ func (n *Node) answerPeerProposal(pp peerProposal, err error) {
 
 func proposeCode(err error) (wire.ProposeCode, string) {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, meta.ErrDuplicate): // a copy of a write applied: it is done
 		return wire.ProposeOK, ""
+	case errors.Is(err, meta.ErrStale):
+		return wire.ProposeFailed, truncate(err.Error(), wire.ReasonBytesMax)
 	case errors.Is(err, meta.ErrExists):
 		return wire.ProposeExists, ""
 	case errors.Is(err, meta.ErrNotFound):

@@ -181,14 +181,6 @@ func (u *run) awaitDecommissioned() {
 		return
 	}
 	id := u.members[i].id
-	if u.decom.cancelled {
-		// A stale duplicate of the forwarded cancel may reach a later leader and be applied
-		// again, ending a drain asked for after it (seeds 147662, 11239: a known bug of
-		// forwarded proposals, which carry no identity the leader dedupes across
-		// processes). Until that is fixed, a seed with a cancel expects the removal only
-		// once some replica applied it.
-		u.decom.took = false
-	}
 	for _, mb := range u.members {
 		if mb.up && u.seenTaken(mb.n, id) {
 			u.decom.took = true

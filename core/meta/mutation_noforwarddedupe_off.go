@@ -1,0 +1,5 @@
+//go:build !narad_mut_noforwarddedupe
+
+package meta
+
+const mutNoForwardDedupe = false
