@@ -224,7 +224,7 @@ func runWith(o Options, r *rng.Rand) Result {
 	for c := range o.Producers + o.Consumers + 1 { // and the stats client
 		u.s.At(u.think(), event{kind: evClient, client: c})
 	}
-	for step := 0; step < o.Steps && u.err == nil; step++ {
+	for step := 0; u.stepsLeft(step) && u.err == nil; step++ {
 		e, ok := u.s.Next()
 		if !ok {
 			break
@@ -619,6 +619,19 @@ func (u *run) sumDiskStats() {
 	}
 	u.stats.Disk = t
 }
+
+// stepsLeft reports whether the fault phase goes on after step events: Options.Steps of
+// them, and up to stepsStretch times as many while fewer messages of the main topic than
+// the work floor (vacuous.go) have been answered 202 (a schedule that kept the cluster from serving so far, its clients
+// burning events on refusals, would otherwise end with nothing checked: cluster seed 220,
+// whose users were not yet made when its budget ran out). A run that did work by its
+// budget ends there as before.
+func (u *run) stepsLeft(step int) bool {
+	return step < u.o.Steps || u.stats.AckedMain < ackedFloor && step < stepsStretch*u.o.Steps
+}
+
+// stepsStretch bounds how far stepsLeft stretches a fault phase that did no work.
+const stepsStretch = 4
 
 // owner is the member owning a partition of an incarnation, asked of a node that is up
 // (kept until a move gives the partition to another member: onCutover).
