@@ -28,9 +28,11 @@ import (
 // destination not draining. Every one of these is checked again at apply: the entry is
 // the truth.
 //
-// Nothing proposes these entries yet: the copy (core/node) and the controller's
-// rebalance come next. The state is replicated, kept in the snapshot (field "moves"),
-// and held to its rules by a rapid property and the metastore simulator.
+// The leader's controller proposes StartMove (rebalance_control.go) and AbortMove (an end
+// marked dead), an admin StartMove and AbortMove by hand; the destination's node proposes
+// FreezeMove and CutOverMove as its copy goes (core/node move.go). The state is
+// replicated, kept in the snapshot (field "moves"), and held to its rules by a rapid
+// property and the metastore simulator.
 
 // MoveState is where a move is.
 type MoveState uint8

@@ -8,9 +8,9 @@ import (
 
 // Rebalance planning: which partitions to move so that the members that take partitions
 // own as even a share as can be, with the fewest moves. PlanMoves is a pure function of
-// the state; the leader's controller will run it when a member joins or drains, and on
-// request, and start at most a bounded number of its moves at once (StartMove). Nothing
-// calls it yet: the copy between nodes comes first.
+// the state; the leader's controller runs it when a member joins or drains, after a
+// leader change and on request, and starts at most MovesInFlightMax of its moves at once
+// (rebalance_control.go).
 //
 // The rule:
 //   - the members that take partitions are the live ones that do not drain (placeable);

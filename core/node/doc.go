@@ -66,6 +66,21 @@
 // given are released at once); an ack to the owners its handles name. Peer requests are
 // calls with ids and deadlines (calls.go); Hellos and duplicate requests, hello.go.
 //
+// # Partition moves
+//
+// A partition moves between members as the metastore's move entries say (move.go, the
+// destination; moveserve.go, the source): the destination removes what an earlier owner
+// left, copies the source's batches with CommitCopy (FetchRequest, fdatasync, read-back)
+// while the source serves, asks for the freeze once close, copies the frozen tail and the
+// ack state, and asks for the cutover; it serves the partition under the next epoch once
+// its replica applied it. A frozen source takes no commit (retried), no lease, no ack and
+// no replay of the partition; a source whose replica gives the partition away drops its
+// copy once the new owner answers for it with every record it held. A new process of the
+// destination that finds the move frozen keeps what an earlier process copied and aborts
+// the move (that process may have asked for the cutover); a partition that becomes this
+// node's another way (a forget) is emptied before it is served. Leases end with a move;
+// acks move with it.
+//
 // Partitions are opened lazily, on their first commit, consume or stats request; work
 // that arrives while one recovers waits for it.
 //

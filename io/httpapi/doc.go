@@ -16,9 +16,10 @@
 // POST /v1/topics/{topic}/produce/batch, GET /v1/topics/{topic}/consume,
 // POST /v1/topics/{topic}/ack, GET|POST /v1/users, GET|DELETE /v1/users/{name},
 // PUT /v1/users/{name}/grants, PUT /v1/users/{name}/password, GET /v1/cluster/members,
-// POST /v1/cluster/members/{id}/forget?dry_run=true|false and
-// POST|DELETE /v1/cluster/members/{id}/decommission?dry_run=true|false (admin routes:
-// access.go).
+// POST /v1/cluster/members/{id}/forget?dry_run=true|false,
+// POST|DELETE /v1/cluster/members/{id}/decommission?dry_run=true|false,
+// GET|POST /v1/cluster/moves, POST /v1/cluster/moves/{topic}/{partition}/abort and
+// POST /v1/cluster/rebalance (admin routes: access.go; the moves, moves.go).
 //
 // # Errors
 //
