@@ -58,6 +58,7 @@ type Stats struct {
 	// and PartitionReopens count the failures and reopens since the process started.
 	PartitionsFailed                    int
 	PartitionFailures, PartitionReopens uint64
+	Moves                               MoveStats // the moves this node carried out (move.go)
 }
 
 // Stats returns a snapshot.
@@ -69,7 +70,9 @@ func (n *Node) Stats() Stats {
 		CommitJobs:        n.counts.commitJobs,
 		PartitionFailures: n.counts.partFailures,
 		PartitionReopens:  n.counts.partReopens,
+		Moves:             n.moves.stats,
 	}
+	s.Moves.FreezeNs = s.Moves.FreezeNs.clone()
 	if n.disp != nil {
 		s.BacklogRecords, s.BacklogBytes = n.disp.Backlog()
 		s.Dispatch = n.disp.Stats()

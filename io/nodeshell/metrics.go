@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/node"
 )
 
 // metrics holds what the shell measures itself (disk latencies) and exports the core's
@@ -104,13 +105,19 @@ var (
 	descWALNoSpace     = prometheus.NewDesc("narad_wal_no_space", "1 while the ingress WAL's device is full: produces are answered 507.", nil, nil)
 	descWALNoSpaceW    = prometheus.NewDesc("narad_wal_no_space_writes_total", "WAL writes that found no space (a group's appends refused, or a checkpoint tried again).", nil, nil)
 	descPartReopens    = prometheus.NewDesc("narad_partition_reopens_total", "Failed partitions reopened (recovered from disk) since the process started.", nil, nil)
+	descMovesDone      = prometheus.NewDesc("narad_moves_done_total", "Partition moves this node took over as their destination, since the process started.", nil, nil)
+	descMovesDropped   = prometheus.NewDesc("narad_moves_dropped_total", "Partition copies this node dropped (the move aborted or ended otherwise).", nil, nil)
+	descMoveBytes      = prometheus.NewDesc("narad_move_copied_bytes_total", "Key and payload bytes this node copied for partition moves.", nil, nil)
+	descMoveFreeze     = prometheus.NewDesc("narad_move_freeze_seconds", "A move's freeze, from its application here to the cutover's (the partition takes no commit meanwhile).", nil, nil)
+	descMovesReleased  = prometheus.NewDesc("narad_moves_released_total", "Partition copies this node removed after their new owner served them.", nil, nil)
 )
 
 type coreCollector struct{ s *Shell }
 
 func (c *coreCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsPerSync, descWALSyncs, descWALRecords, descBacklog, descBacklogBytes, descInFlight, descCommitSeconds,
-		descPartsFailed, descPartFailures, descPartReopens, descWALNoSpace, descWALNoSpaceW} {
+		descPartsFailed, descPartFailures, descPartReopens, descWALNoSpace, descWALNoSpaceW,
+		descMovesDone, descMovesDropped, descMoveBytes, descMoveFreeze, descMovesReleased} {
 		ch <- d
 	}
 }
@@ -138,11 +145,22 @@ func (c *coreCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descWALNoSpace, prometheus.GaugeValue, noSpace)
 	ch <- prometheus.MustNewConstMetric(descWALNoSpaceW, prometheus.CounterValue, float64(st.WAL.NoSpaceWrites))
+	ch <- secondsHistogram(descCommitSeconds, st.CommitLatency)
+	mv := st.Moves
+	ch <- prometheus.MustNewConstMetric(descMovesDone, prometheus.CounterValue, float64(mv.Done))
+	ch <- prometheus.MustNewConstMetric(descMovesDropped, prometheus.CounterValue, float64(mv.Dropped))
+	ch <- prometheus.MustNewConstMetric(descMoveBytes, prometheus.CounterValue, float64(mv.BytesCopied))
+	ch <- prometheus.MustNewConstMetric(descMovesReleased, prometheus.CounterValue, float64(mv.Released))
+	ch <- secondsHistogram(descMoveFreeze, mv.FreezeNs)
+}
+
+// secondsHistogram is a core histogram of nanoseconds as a Prometheus one of seconds.
+func secondsHistogram(d *prometheus.Desc, h node.Histogram) prometheus.Metric {
 	buckets := map[float64]uint64{}
 	var cum uint64
-	for i, bound := range st.CommitLatency.BoundsNs {
-		cum += st.CommitLatency.Counts[i]
+	for i, bound := range h.BoundsNs {
+		cum += h.Counts[i]
 		buckets[float64(bound)/1e9] = cum
 	}
-	ch <- prometheus.MustNewConstHistogram(descCommitSeconds, st.CommitLatency.Count, float64(st.CommitLatency.SumNs)/1e9, buckets)
+	return prometheus.MustNewConstHistogram(d, h.Count, float64(h.SumNs)/1e9, buckets)
 }
