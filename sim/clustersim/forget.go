@@ -113,20 +113,28 @@ func (u *run) onForgetDone(id uint64, parts []node.ForgetPartition) {
 // node held.
 func (u *run) giveUpForgotten(id uint64) {
 	var live []invariants.BrokerImage
+	resent := map[uint64]bool{} // in a live WAL whose dispatcher will send it again
 	for _, mb := range u.members {
-		if mb.id != id {
-			live = append(live, u.withoutReassigned(u.readImage(mb)))
+		if mb.id == id {
+			continue
 		}
+		img := u.readImage(mb)
+		own := u.mainTopicIDs([]invariants.BrokerImage{img})
+		for m := range maps.Keys(img.WALIDs) { //narad:unordered (builds a set)
+			// Sent again unless a commit of it was answered: by the forgotten node or by a
+			// node its partition moved from to the forgotten one over the network, or here
+			// (a local commit: it is in this node's own copy, however stale). Cluster seed
+			// 740: that copy is gone with the move, and the dispatcher that saw the answer
+			// never sends it again.
+			if len(u.commits.committedAt[m]) == 0 && !own[m] {
+				resent[m] = true
+			}
+		}
+		live = append(live, u.withoutReassigned(img))
 	}
 	inLogs := u.mainTopicIDs(live)
-	inWAL := map[uint64]bool{}
-	for _, img := range live {
-		for m := range maps.Keys(img.WALIDs) { //narad:unordered (builds a set)
-			inWAL[m] = true
-		}
-	}
 	for _, m := range sortedKeys(u.m.acked) {
-		kept := inLogs[m] || (inWAL[m] && !u.commits.committedAt[m][id])
+		kept := inLogs[m] || resent[m]
 		if u.m.delivered[m] == 0 && !kept && !u.m.givenUp[m] {
 			u.m.givenUp[m] = true
 			u.m.missing--

@@ -255,5 +255,17 @@ func (u *run) ackFilesDamaged(k recKey, l *leaseState) bool {
 		return false
 	}
 	i := int(l.ackMark.owner - 1)
-	return u.crashedBetween(i, l.ackCallNs, u.s.Now()) && u.crashDamage[i][ackDir(k)] > l.ackMark.damage
+	if u.crashedBetween(i, l.ackCallNs, u.s.Now()) && u.crashDamage[i][ackDir(k)] > l.ackMark.damage {
+		return true
+	}
+	// The acks moved with the partition (moves.go): a destination that took it over after
+	// the ack holds the ack in files of its own, whose damage before its crash counts too
+	// (cluster seed 727: the imported acks' frame read back zeroed after a crash).
+	for _, c := range u.cutovers[moveKey{k.topicID, k.part}] {
+		j := int(c.to - 1)
+		if c.atNs >= l.ackCallNs && u.crashedBetween(j, c.atNs, u.s.Now()) && u.crashDamage[j][ackDir(k)] > 0 {
+			return true
+		}
+	}
+	return false
 }
