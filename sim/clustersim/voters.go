@@ -21,10 +21,13 @@ func (u *run) awaitVoters() {
 	if u.err != nil {
 		return
 	}
-	gone := u.goneIDs() // forgotten (forget.go) or removed (decommission.go): out for good
-	members := len(u.members) - len(gone)
-	want := meta.VotersTarget(members)
+	var gone []uint64
+	var want int
 	short := func() ([]string, bool) {
+		// Looked at each time: a forget whose answer was lost is seen settled on a replica
+		// meanwhile (forgetStep goes on polling; cluster seed 504).
+		gone = u.goneIDs() // forgotten (forget.go) or removed (decommission.go): out for good
+		want = meta.VotersTarget(len(u.members) - len(gone))
 		var out []string
 		for _, mb := range u.members {
 			if !mb.up {
