@@ -86,6 +86,9 @@ func (u *run) onForgetAnswer(resp node.Response) {
 func (u *run) reassignedOn(mb *member, id uint64) []node.ForgetPartition {
 	var out []node.ForgetPartition
 	for p := range uint32(u.o.Partitions) {
+		if o, known := u.owners[moveKey{u.topicID, p}]; known && o != id {
+			continue // another member's before the forget: its epoch is a move's (moves.go)
+		}
 		if e := mb.n.PartitionEpoch(u.topicID, p); e > 0 {
 			to, _ := mb.n.PartitionOwner(u.topicID, p)
 			out = append(out, node.ForgetPartition{TopicID: u.topicID, Partition: p, From: id, To: to,
