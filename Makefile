@@ -47,7 +47,7 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted \
 	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce
 
-.PHONY: all build run test unit coverage sim sim-long determinism mutation bench fuzz lint clean
+.PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-move fuzz lint clean
 
 all: build
 
@@ -130,6 +130,11 @@ mutation:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./io/walshell/
+
+# A partition move under load on a three-node cluster (docs/benchmarks.md); MOVE_MIB sets
+# the partition's size (default 1024).
+bench-move:
+	./scripts/bench-move.sh
 
 # Every decoder of a disk or wire format and of batch bodies, 30 s each (their seed corpora run in every make test).
 FUZZ := core/frame:FuzzRead core/wal:FuzzDecodeFrame core/wal:FuzzDecodeCheckpoint core/wal:FuzzDecodeCheckpointV2Body core/plog:FuzzDecodeBatch \

@@ -39,6 +39,12 @@
 //	               produce sent before the end of -duration is never cancelled (up to 30 s
 //	               more), so the run lasts until it is answered. At most 4,194,304 messages
 //	               per run.
+//	move           against a cluster: fills partition 0 with -move-mib MiB of -size byte
+//	               messages, runs -workers producers pinned to the other partitions for
+//	               -duration (the baseline), then again while partition 0 moves to another
+//	               member (POST /v1/cluster/moves) until it is done; reports produce
+//	               p50/p99 of both runs, the move's MiB/s and its freeze (from the
+//	               destination's metrics). make bench-move starts the cluster.
 //
 // Each run reports messages/s (and requests/s for batched modes), per-request latency
 // p50/p99/max, every unexpected status with the first body seen, and total errors. A route
@@ -74,6 +80,7 @@ const (
 	modeBare    = "bare"
 	modeAll     = "all"
 	modeLatency = "latency"
+	modeMove    = "move"
 
 	maxDuration = time.Hour
 	maxWorkers  = 4096
@@ -85,6 +92,7 @@ type config struct {
 	addr        string   // as given: one host:port or a comma-separated list
 	addrs       []string // addr split and checked by validate
 	mode        string
+	moveMiB     int // move mode: MiB in the partition that moves
 	workers     int
 	duration    time.Duration
 	size        int
@@ -127,7 +135,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c config
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:7942", "node address host:port, or a comma-separated list of a cluster's nodes (loopback only)")
-	fs.StringVar(&c.mode, "mode", modeProduce, "produce | produce-batch | consume-ack | bare | all | latency")
+	fs.StringVar(&c.mode, "mode", modeProduce, "produce | produce-batch | consume-ack | bare | all | latency | move")
+	fs.IntVar(&c.moveMiB, "move-mib", 1024, "move: MiB of messages in the partition that moves")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent workers (one connection each)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each run")
 	fs.IntVar(&c.size, "size", 1024, "message size in bytes")
@@ -153,6 +162,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if c.mode == modeAll {
 		return runAll(ctx, c, stdout, stderr)
+	}
+	if c.mode == modeMove {
+		return runMove(ctx, c, stdout, stderr)
 	}
 	spec := runSpec{name: c.mode, mode: c.mode, workers: c.workers, size: c.size, batch: c.batch, prefill: c.prefill,
 		consumers: c.consumers, rate: c.rate}
@@ -181,9 +193,9 @@ func validate(c *config) error {
 	}
 	c.addrs = addrs
 	switch c.mode {
-	case modeProduce, modeBatch, modeConsume, modeBare, modeAll, modeLatency:
+	case modeProduce, modeBatch, modeConsume, modeBare, modeAll, modeLatency, modeMove:
 	default:
-		return fmt.Errorf("unknown -mode %q (produce, produce-batch, consume-ack, bare, all, latency)", c.mode)
+		return fmt.Errorf("unknown -mode %q (produce, produce-batch, consume-ack, bare, all, latency, move)", c.mode)
 	}
 	switch {
 	case c.workers < 1 || c.workers > maxWorkers:

@@ -44,6 +44,9 @@ const (
 	// MoveRetryNs is the wait before a fetch after a refusal, an empty answer or a
 	// failed proposal.
 	MoveRetryNs = 100_000_000
+	// MoveFrozenRetryNs is that wait while the move is frozen: the partition takes no
+	// commit meanwhile, so the tail is asked for again soon.
+	MoveFrozenRetryNs = 5_000_000
 	// MoveFreezeLagRecordsMax: the copy asks for the freeze once it is this close to the
 	// source's high-watermark, so that the freeze copies little.
 	MoveFreezeLagRecordsMax = 1024
@@ -310,7 +313,12 @@ func (n *Node) onFetched(nowNs int64, mc *moveCopy, m wire.Message) {
 		mc.final = &r
 	}
 	if len(r.Batches) == 0 && !r.HasAcks {
-		mc.afterNs = nowNs + MoveRetryNs // nothing new yet: the source is ahead or not frozen
+		// Nothing new yet: the source is not frozen yet, or is finishing its last commit.
+		// While frozen the partition takes nothing, so the tail is asked for again soon.
+		mc.afterNs = nowNs + MoveRetryNs
+		if mv, ok := n.meta.MoveOf(mc.key.topicID, mc.key.index); ok && mv.State == meta.MoveFrozen {
+			mc.afterNs = nowNs + MoveFrozenRetryNs
+		}
 	}
 }
 
