@@ -83,6 +83,12 @@ func (r *moveRun) fill(ctx context.Context) (int, error) {
 			for next.Add(moveFillBatch) <= int64(n)+moveFillBatch-1 {
 				status, rb, err := setupPost(ctx, r.client, "http://"+r.c.addrs[i%len(r.c.addrs)]+
 					"/v1/topics/"+r.c.topic+"/produce/batch", "application/json", body)
+				for err == nil && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+					if err = sleepCtx(ctx, 50*time.Millisecond); err == nil { // backpressure: again
+						status, rb, err = setupPost(ctx, r.client, "http://"+r.c.addrs[i%len(r.c.addrs)]+
+							"/v1/topics/"+r.c.topic+"/produce/batch", "application/json", body)
+					}
+				}
 				if err != nil || status != http.StatusAccepted && status != http.StatusOK {
 					errs <- fmt.Errorf("batch produce: %d %s %v", status, oneLine(string(rb), 200), err)
 					return
@@ -269,7 +275,7 @@ func (r *moveRun) startAndWait(ctx context.Context, ms []memberAddr) (moveResult
 			res.to = m.ID
 			break
 		}
-		if err != nil || status != http.StatusConflict {
+		if err != nil || status != http.StatusConflict && status != http.StatusBadRequest { // (the owner: 400)
 			return res, fmt.Errorf("POST /v1/cluster/moves: %d %s %v", status, oneLine(string(rb), 200), err)
 		}
 	}

@@ -227,8 +227,11 @@ func (n *Node) advanceMoves(nowNs int64) {
 		if mc := n.moves.copies[k]; mc != nil && !mc.busy && nowNs >= mc.afterNs {
 			before := n.moves.acts
 			n.advanceCopy(nowNs, mc)
-			if n.moves.acts == before && !mc.busy {
-				mc.afterNs = nowNs + MoveRetryNs // waits for something: look again then
+			if n.moves.acts == before && !mc.busy { // waits for something: look again then
+				mc.afterNs = nowNs + MoveRetryNs
+				if mc.frozenNs != 0 { // the partition takes nothing meanwhile: soon
+					mc.afterNs = nowNs + MoveFrozenRetryNs
+				}
 			}
 		}
 	}
