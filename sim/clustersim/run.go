@@ -313,17 +313,7 @@ func (u *run) handle(e event) {
 	case evClient:
 		u.clientStep(e.client)
 	case evOutage:
-		if !u.healing {
-			u.stats.Outages++
-			i := u.r.Intn(len(u.members) - max(0, min(1, u.spare()+1))) // not the spare
-			u.outageNode = i
-			u.crashFor(i, u.o.OutageNs)
-			if u.o.Forget {
-				u.s.At(u.s.Now()+u.o.DeadAfterNs, event{kind: evForget})
-			}
-			u.outageUntil = u.s.Now() + u.o.OutageNs
-			u.net.Heal() // and no cuts meanwhile: the others keep a working quorum
-		}
+		u.outage()
 	case evLearnTopic:
 		u.learnTopicID(nil)
 	case evChurn:
@@ -350,6 +340,23 @@ func (u *run) handle(e event) {
 			u.s.At(u.after(u.o.CutGapNs), event{kind: evCut})
 		}
 	}
+}
+
+// outage crashes a node (not the spare) for the long outage, and heals the network for it
+// (no cuts meanwhile: the others keep a working quorum).
+func (u *run) outage() {
+	if u.healing {
+		return
+	}
+	u.stats.Outages++
+	i := u.r.Intn(len(u.members) - max(0, min(1, u.spare()+1))) // not the spare
+	u.outageNode = i
+	u.crashFor(i, u.o.OutageNs)
+	if u.o.Forget {
+		u.s.At(u.s.Now()+u.o.DeadAfterNs, event{kind: evForget})
+	}
+	u.outageUntil = u.s.Now() + u.o.OutageNs
+	u.net.Heal()
 }
 
 // start boots node i's process on its disk.
