@@ -42,17 +42,8 @@ type inflightCommit struct {
 // is a programmer error and panics. A commit over a limit, before recovery finished or
 // after a failed fdatasync is answered at once and changes nothing.
 func (l *Log) Commit(nowNs int64, token uint64, entries []Entry) {
-	switch {
-	case l.state == stateNew || l.state == stateRecovering:
-		l.answerCommit(token, 0, 0, ErrNotReady)
-		return
-	case l.poisoned != nil:
-		l.answerCommit(token, 0, 0, l.poisoned)
-		return
-	}
-	assert.That(l.commit == nil, "plog: a second commit while one is in flight")
-	if _, err := BatchBytes(entries); err != nil {
-		l.answerCommit(token, 0, 0, err)
+	_, err := BatchBytes(entries)
+	if l.refuseCommit(token, err) {
 		return
 	}
 	c := &inflightCommit{token: token, base: l.hw, count: len(entries), commitMs: nowNs / 1_000_000}
@@ -74,6 +65,25 @@ func (l *Log) startCommit(c *inflightCommit) {
 		return
 	}
 	l.writeFrame()
+}
+
+// refuseCommit answers a commit at once when the log cannot take it (recovering,
+// poisoned) or limit, its limit check, failed; it asserts that no commit is in flight.
+func (l *Log) refuseCommit(token uint64, limit error) bool {
+	switch {
+	case l.state == stateNew || l.state == stateRecovering:
+		l.answerCommit(token, 0, 0, ErrNotReady)
+		return true
+	case l.poisoned != nil:
+		l.answerCommit(token, 0, 0, l.poisoned)
+		return true
+	}
+	assert.That(l.commit == nil, "plog: a second commit while one is in flight")
+	if limit != nil {
+		l.answerCommit(token, 0, 0, limit)
+		return true
+	}
+	return false
 }
 
 func (l *Log) answerCommit(token, base uint64, count int, err error) {

@@ -3,8 +3,6 @@ package plog
 import (
 	"fmt"
 	"sort"
-
-	"github.com/narad/narad/core/assert"
 )
 
 // Copies: a partition moved to another node (core/node move.go) is copied there batch by
@@ -36,17 +34,7 @@ const CopyBytesMax = BatchBytesMax
 // over a limit (no batch, an empty batch, a batch over Commit's limits, more than
 // CopyBytesMax in all) answered at once with nothing changed.
 func (l *Log) CommitCopy(nowNs int64, token uint64, batches []CopyBatch) {
-	switch {
-	case l.state == stateNew || l.state == stateRecovering:
-		l.answerCommit(token, 0, 0, ErrNotReady)
-		return
-	case l.poisoned != nil:
-		l.answerCommit(token, 0, 0, l.poisoned)
-		return
-	}
-	assert.That(l.commit == nil, "plog: a second commit while one is in flight")
-	if err := l.checkCopy(batches); err != nil {
-		l.answerCommit(token, 0, 0, err)
+	if l.refuseCommit(token, l.checkCopy(batches)) {
 		return
 	}
 	c := &inflightCommit{token: token, base: batches[0].Base}
