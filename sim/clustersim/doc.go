@@ -21,7 +21,17 @@
 // own removal and stops for good. In some of these seeds the decommission is cancelled
 // at once, racing the removal, and asked again. Nothing is given up; the check `decommission` holds
 // it removed from every replica and their configurations after the heal, and never
-// draining while it owns a partition.
+// taking partitions while it drains (its own move away first).
+//
+// Partitions move (moves.go): the nodes' metastore controller moves them to a member
+// that joins (the spare), away from a draining one, and after a leader change when
+// uneven; in half the seeds a client also asks for moves and aborts at random while the
+// faults go on. A move keeps every record at its offset, so invariants 1, 3, 4 and the
+// porcupine model hold across it as they are (the copy counts as a verified copy once
+// durable at its destination); leases end with a move (a cause of redelivery) and acks
+// move with it. The check `moves`: one node commits under each partition epoch, and
+// after the heal every move ends within MovesBoundNs. A fault phase that did less than
+// the work floor by its step budget goes on, up to four budgets (run.go, stepsLeft).
 //
 // Faults start once the main topic exists (before, a crash or a cut could keep a member
 // from being listed alive, and the topic from ever being made: seeds 7, 35, 36 and 109
