@@ -7,6 +7,7 @@ import (
 	"github.com/narad/narad/core/disk"
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
+	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// partition it owns (not a move's copy), under the partition's epoch on its replica.
 	// For the simulators' checks (one owner commits per partition epoch).
 	OnPartitionCommit func(topicID uint64, index, epoch uint32, base uint64, count int)
+	// OnLocalCommit, when set, is told of the entries of every commit of this node's own
+	// dispatcher made durable here (no answer crosses the network: the simulators learn
+	// from it what a dispatcher holds done).
+	OnLocalCommit func(entries []plog.Entry)
 	// NoRebalance turns the metastore controller's move duty off (meta.Config.Rebalance):
 	// nothing moves partitions but MovePartition.
 	NoRebalance bool

@@ -3,6 +3,7 @@ package clustersim
 import (
 	"fmt"
 
+	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/core/wire"
 	"github.com/narad/narad/invariants"
@@ -40,12 +41,27 @@ type commitTracker struct {
 	redelivered map[uint64]bool
 	// committedAt: message -> the owners whose OK answer to a commit holding it arrived.
 	committedAt map[uint64]map[uint64]bool
+	// localAt: message -> the nodes whose own dispatcher committed it in their own
+	// partition (node.Config.OnLocalCommit): done for that dispatcher.
+	localAt map[uint64]map[uint64]bool
 }
 
 func newCommitTracker() commitTracker {
 	return commitTracker{open: map[commitRef]openCommit{}, holds: map[[2]uint64]commitRef{}, nonces: map[[2]uint64]uint64{}, retried: map[uint64]bool{},
 		deliveredTo: map[[2]uint64]uint64{}, redelivered: map[uint64]bool{},
-		committedAt: map[uint64]map[uint64]bool{}}
+		committedAt: map[uint64]map[uint64]bool{}, localAt: map[uint64]map[uint64]bool{}}
+}
+
+// onLocalCommit notes the messages node mb's dispatcher committed in its own partition.
+func (u *run) onLocalCommit(mb *member, es []plog.Entry) {
+	for _, e := range es {
+		if id, ok := invariants.MessageID(e.Payload); ok {
+			if u.commits.localAt[id] == nil {
+				u.commits.localAt[id] = map[uint64]bool{}
+			}
+			u.commits.localAt[id][mb.id] = true
+		}
+	}
 }
 
 // sent notes a message node mb sends; a CommitRequest must not carry a message that an

@@ -122,14 +122,13 @@ func (u *run) giveUpForgotten(id uint64) {
 			continue
 		}
 		img := u.readImage(mb)
-		own := u.mainTopicIDs([]invariants.BrokerImage{img})
 		for m := range maps.Keys(img.WALIDs) { //narad:unordered (builds a set)
 			// Sent again unless a commit of it was answered: by the forgotten node or by a
 			// node its partition moved from to the forgotten one over the network, or here
-			// (a local commit: it is in this node's own copy, however stale). Cluster seed
-			// 740: that copy is gone with the move, and the dispatcher that saw the answer
-			// never sends it again.
-			if len(u.commits.committedAt[m]) == 0 && !own[m] {
+			// (a local commit, in a copy this node may have given away since). Cluster
+			// seed 740: that copy is gone with the move, and the dispatcher that saw the
+			// answer never sends it again.
+			if len(u.commits.committedAt[m]) == 0 && !u.commits.localAt[m][mb.id] {
 				resent[m] = true
 			}
 		}

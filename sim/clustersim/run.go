@@ -7,6 +7,7 @@ import (
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/node"
+	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/internal/raftrand"
@@ -380,6 +381,7 @@ func (u *run) start(i int) {
 		OnPartitionCommit: func(topicID uint64, index, epoch uint32, _ uint64, _ int) {
 			u.onPartitionCommit(mb, topicID, index, epoch)
 		},
+		OnLocalCommit:       func(es []plog.Entry) { u.onLocalCommit(mb, es) },
 		HeartbeatIntervalNs: min(500_000_000, u.o.DeadAfterNs/4),
 		AckFlushIntervalNs:  ackFlushIntervalNs}, u.r.Fork())
 	if u.o.Users {
