@@ -9,11 +9,11 @@ BIN    := bin
 MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:20:invariant-1 \
 	narad_mut_skipreadback:node:500:invariant-4 narad_mut_ckptearly:node:500:invariant-1 \
 	narad_mut_hwbeforesync:node:500:invariant-4 narad_mut_trusttail:node:40:invariant-4 \
-	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:550-560:voters \
+	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:160-170:voters \
 	narad_mut_epochzero:cluster:20:invariant-4 narad_mut_nodemote:cluster:209-209:voters \
 	narad_mut_dropreassigned:cluster:20:invariant-2 narad_mut_ackunanswered:cluster:20:invariant-9 \
 	narad_mut_removeearly:cluster:50:invariant-2 narad_mut_drainplace:cluster:150:decommission \
-	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:158-158:invariant-2 \
+	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:1004-1004:invariant-2 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \

@@ -96,7 +96,8 @@
 //	norelay            node       a joiner's heartbeats are not relayed to a        cluster  voters
 //	                              leader it does not know (a promoted learner):
 //	                              it is never seen, never a voter (seeds
-//	                              550-560, first at 554)
+//	                              160-170, first at 165; 554 before the moves
+//	                              changed the traces)
 //	readctx            node       every process numbers its barriers alike: a late  unit     (test)
 //	                              read answer of an earlier process makes a new
 //	                              one ready behind the leader (cluster seed 966
@@ -125,9 +126,9 @@
 //	                              TestDecommissionedNodeDeliversWhatItAccepted)
 //	removedtakes       node       a removed node that still leads the metastore     cluster  invariant 2
 //	                              takes produces and stops with them in its WAL
-//	                              (seed 158; found at 2669, then at 7552: the
-//	                              cancels changed the first run, the forwards'
-//	                              ids the second)
+//	                              (seed 1004; found at 2669, then at 7552 and
+//	                              158: the cancels, the forwards' ids and the
+//	                              moves changed each run)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 139;
 //	                              73 until the forwards' ids changed its run)
