@@ -177,6 +177,9 @@ type stateJSON struct {
 	Moves []Move `json:"moves,omitempty"`
 	// Epochs: the partitions' epochs of the topics that have one above 0, by topic id.
 	Epochs []epochsJSON `json:"epochs,omitempty"`
+	// CutEpochs: per topic, the epoch each partition's last cutover gave it (0: none),
+	// by topic id (moves.go).
+	CutEpochs []epochsJSON `json:"cut_epochs,omitempty"`
 	// Forwards: the forwarders (forwards.go), by origin.
 	Forwards []forwarder `json:"forwards,omitempty"`
 }
@@ -219,6 +222,9 @@ func encodeState(m *machine) []byte {
 	st.Moves = m.sortedMoves()
 	for _, id := range slices.Sorted(maps.Keys(m.epochs)) {
 		st.Epochs = append(st.Epochs, epochsJSON{Topic: id, Epochs: m.epochs[id]})
+	}
+	for _, id := range slices.Sorted(maps.Keys(m.cutEpochs)) {
+		st.CutEpochs = append(st.CutEpochs, epochsJSON{Topic: id, Epochs: m.cutEpochs[id]})
 	}
 	st.Forwards = m.sortedForwarders()
 	b, err := json.Marshal(st)
@@ -338,6 +344,14 @@ func decodeMoves(m *machine, st stateJSON) error {
 			return errBody
 		}
 		m.epochs[e.Topic] = e.Epochs
+	}
+	for i, e := range st.CutEpochs {
+		name, ok := m.byID[e.Topic]
+		if !ok || (i > 0 && e.Topic <= st.CutEpochs[i-1].Topic) ||
+			len(e.Epochs) > int(m.byName[name].Partitions) {
+			return errBody
+		}
+		m.cutEpochs[e.Topic] = e.Epochs
 	}
 	for i, mv := range st.Moves {
 		k := moveKey{mv.TopicID, mv.Partition}

@@ -84,6 +84,10 @@ func (m *machine) forget(id uint64) {
 // reassignments lists the partitions member id owns and the live member each goes to:
 // partition p of topic t to the live member at (t + p) modulo their number, so that a
 // dry run names the same owners the entry will (it does not depend on the entry's index).
+// A partition that moves goes to another live member than the move's destination when
+// there is one: a destination that finds itself the owner under the next epoch when
+// its move ends then knows the cutover did it (core/node move.go), never a forget that
+// gives it the partition empty (cluster seed 1187: a copy without its acks served).
 func (m *machine) reassignments(id uint64) []Reassignment {
 	live := slices.DeleteFunc(m.placeable(), func(x uint64) bool { return x == id })
 	if len(live) == 0 {
@@ -93,7 +97,11 @@ func (m *machine) reassignments(id uint64) []Reassignment {
 	for _, tid := range slices.Sorted(maps.Keys(m.owners)) {
 		for p, o := range m.owners[tid] {
 			if o == id {
-				to := live[(tid+uint64(p))%uint64(len(live))]
+				cands := live
+				if mv, moving := m.moves[moveKey{tid, uint32(p)}]; moving && len(live) > 1 {
+					cands = slices.DeleteFunc(slices.Clone(live), func(x uint64) bool { return x == mv.To })
+				}
+				to := cands[(tid+uint64(p))%uint64(len(cands))]
 				out = append(
 					out,
 					Reassignment{TopicID: tid, Topic: m.byID[tid], Partition: uint32(p), From: id, To: to,

@@ -203,6 +203,9 @@ func (s *Store) StateDigest() uint64 {
 	if len(s.sm.moves) > 0 {
 		fmt.Fprintf(h, ";moves %+v", s.sm.sortedMoves())
 	}
+	for _, id := range slices.Sorted(maps.Keys(s.sm.cutEpochs)) {
+		fmt.Fprintf(h, ";cut %d %v", id, s.sm.cutEpochs[id])
+	}
 	if len(s.sm.forwards) > 0 { // every replica refuses the same copies (forwards.go)
 		fmt.Fprintf(h, ";forwards %+v", s.sm.sortedForwarders())
 	}

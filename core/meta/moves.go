@@ -165,6 +165,10 @@ func (m *machine) applyMove(c Command) {
 			next = mv.Epoch
 		}
 		m.setOwner(c.TopicID, c.Part, mv.To, next)
+		ce := slices.Clone(m.cutEpochs[c.TopicID])
+		ce = append(ce, make([]uint32, max(0, int(c.Part)+1-len(ce)))...)
+		ce[c.Part] = next
+		m.cutEpochs[c.TopicID] = ce
 		delete(m.moves, k)
 	case AbortMove:
 		delete(m.moves, k)
@@ -191,6 +195,14 @@ func (m *machine) endMoves(drop func(Move) bool) {
 
 // Moves lists the moves in progress, by topic id then partition.
 func (s *Store) Moves() []Move { return s.sm.sortedMoves() }
+
+// CutOver reports whether partition p of incarnation topicID holds its current epoch by
+// a move's cutover (not by a forget's reassignment, which starts it empty): a move's
+// destination then serves the copy it made (core/node move.go).
+func (s *Store) CutOver(topicID uint64, p uint32) bool {
+	ce := s.sm.cutEpochs[topicID]
+	return int(p) < len(ce) && ce[p] != 0 && ce[p] == s.sm.epoch(topicID, p)
+}
 
 // MoveOf returns the move of partition p of incarnation topicID, if one is in progress.
 func (s *Store) MoveOf(topicID uint64, p uint32) (Move, bool) {

@@ -41,6 +41,7 @@ func TestMoveProperty(t *testing.T) {
 				src = m.members[owners[c.Part]]
 			}
 			dst := m.members[c.Member]
+			plan := m.reassignments(c.Member) // what a forget of c.Member gives away
 			nc, err := c.normalize()
 			if err != nil {
 				t.Fatalf("%v: %v", c.Kind, err)
@@ -53,6 +54,16 @@ func TestMoveProperty(t *testing.T) {
 				if got := m.owners[c.TopicID][c.Part]; got != before.To ||
 					m.epoch(c.TopicID, c.Part) != before.Epoch+1 {
 					t.Fatalf("cutover of %+v: owner %d epoch %d", before, got, m.epoch(c.TopicID, c.Part))
+				}
+				if ce := m.cutEpochs[c.TopicID]; int(c.Part) >= len(ce) || ce[c.Part] != before.Epoch+1 {
+					t.Fatalf("cutover of %+v not recorded: %v", before, ce)
+				}
+			}
+			if err == nil && c.Kind == ForgetMember {
+				for _, r := range plan { // reassigned empty: never taken for a cutover's copy
+					if (&Store{sm: m}).CutOver(r.TopicID, r.Partition) {
+						t.Fatalf("partition %d/%d reassigned by a forget reads as cut over", r.TopicID, r.Partition)
+					}
 				}
 			}
 			m.checkMoves(t, owner)

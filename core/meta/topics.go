@@ -242,10 +242,13 @@ type machine struct {
 	moves     map[moveKey]Move // the partition moves in progress (moves.go)
 	// epochs: topic id -> each partition's epoch, raised when a forget reassigns it
 	// (forget.go); absent, or shorter than the partitions: 0.
-	epochs   map[uint64][]uint32
-	owners   map[uint64][]uint64  // topic id -> owner of each partition (members.go)
-	forwards map[uint64]forwarder // member -> the forwards of its newest process (forwards.go)
-	commands uint64               // command entries applied, answered with an error or not
+	epochs map[uint64][]uint32
+	// cutEpochs: topic id -> the epoch each partition's last cutover gave it (moves.go);
+	// absent, shorter or 0: none.
+	cutEpochs map[uint64][]uint32
+	owners    map[uint64][]uint64  // topic id -> owner of each partition (members.go)
+	forwards  map[uint64]forwarder // member -> the forwards of its newest process (forwards.go)
+	commands  uint64               // command entries applied, answered with an error or not
 	// rebalanceAsked: a Rebalance or a new member's join was applied since the controller
 	// last looked (a hint for the leader, not state: not in the snapshot).
 	rebalanceAsked bool
@@ -260,6 +263,7 @@ func newMachine() *machine {
 		removed:   map[uint64]bool{},
 		moves:     map[moveKey]Move{},
 		epochs:    map[uint64][]uint32{},
+		cutEpochs: map[uint64][]uint32{},
 		owners:    map[uint64][]uint64{},
 		forwards:  map[uint64]forwarder{},
 		users:     map[string]User{},
@@ -352,6 +356,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 		delete(m.byID, t.ID)
 		delete(m.owners, t.ID)
 		delete(m.epochs, t.ID)
+		delete(m.cutEpochs, t.ID)
 		m.endMoves(func(mv Move) bool { return mv.TopicID == t.ID })
 	case PatchTopic:
 		if old := m.owners[t.ID]; len(old) > 0 {

@@ -180,7 +180,7 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 	t, ok := n.meta.TopicByID(mc.key.topicID)
 	mine := ok && n.ownerOf(t, mc.key.index) == n.meta.ID()
 	if mine && n.meta.PartitionEpoch(mc.key.topicID, mc.key.index) == mc.epoch+1 &&
-		(mc.cutover || mc.phase == moveAbandoned) {
+		n.meta.CutOver(mc.key.topicID, mc.key.index) {
 		n.moves.stats.Done++
 		if mc.frozenNs > 0 {
 			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
@@ -216,6 +216,13 @@ func (n *Node) copyBase(k partKey) (uint64, bool) {
 		return mc.base, true
 	}
 	return 0, false
+}
+
+// PartitionWiped reports whether partition index of topicID has its files removed now,
+// before a move's copy or before this node serves it empty (for the simulators' reclaim
+// check).
+func (n *Node) PartitionWiped(topicID uint64, index uint32) bool {
+	return n.copyBlocks(partKey{topicID, index})
 }
 
 // wipingCopy reports whether k's directories are being removed (copyBlocks).

@@ -30,8 +30,8 @@ func (u *run) checkRemoval(mb *member, op disk.Op) {
 		return
 	}
 	u.stats.ReclaimChecks++ // directories removed, checked
-	if owner, ok := u.ownerAt(mb, op.Name, id); ok && owner != mb.id {
-		return // a partition this node's replica gives to another member: moved away
+	if owner, ok := u.ownerAt(mb, op.Name, id); ok && (owner != mb.id || u.wipedAt(mb, op.Name, id)) {
+		return // moved away, or an old copy removed before it is served here empty
 	}
 	if id == u.topicID {
 		u.violate(fmt.Errorf("reclaim: node %d removed %s of the main topic's incarnation %d, never deleted", mb.id, op.Name, id))
@@ -57,6 +57,14 @@ func (u *run) ownerAt(mb *member, name string, id uint64) (uint64, bool) {
 		return 0, false
 	}
 	return mb.n.PartitionOwner(id, uint32(idx))
+}
+
+// wipedAt reports whether node mb removes the files of the partition of directory name
+// on purpose (node.PartitionWiped): a move's old copy (core/node move.go).
+func (u *run) wipedAt(mb *member, name string, id uint64) bool {
+	_, rest, _ := strings.Cut(name, "/")
+	idx, err := strconv.ParseUint(rest[17:], 10, 32)
+	return err == nil && mb.n.PartitionWiped(id, uint32(idx))
 }
 
 // awaitReclaimed runs the healed cluster until no up node holds a directory of an
