@@ -29,8 +29,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_reroutealive:cluster:20:dispatch \
 	narad_mut_readyearly:cluster:20:readiness narad_mut_reclaimlive:cluster:20:reclaim \
 	narad_mut_poisonnode:cluster:20:poison narad_mut_noreopen:node:20:poison \
-	narad_mut_reopentail:node:150-250:invariant-10 narad_mut_nospacefatal:node:20:nospace \
-	narad_mut_noforwarddedupe:cluster:11239-11239:decommission
+	narad_mut_reopentail:node:150-250:invariant-10 narad_mut_nospacefatal:node:20:nospace
 
 # Deliberate bugs no simulator seed within the sweeps reaches, each caught by a unit test
 # that builds its scenario on purpose (tag:package:test): the test must fail with the tag.

@@ -148,11 +148,10 @@
 //	                              leader's heartbeat into raft, which panics
 //	                              (TestWipedMemberStopsAndTheClusterGoesOn; no
 //	                              simulator wipes a directory yet)
-//	noforwarddedupe    meta       a copy of a forwarded proposal is applied again   cluster  decommission
-//	                              (regression seed 11239: a late copy of the
-//	                              cancel ends the drain asked after it; 147662
-//	                              found it, before the forwards' ids changed its
-//	                              run; unit test TestForwardedCopyAppliedOnce)
+//	noforwarddedupe    meta       a copy of a forwarded proposal is applied again   unit     (test)
+//	                              (TestForwardedCopyAppliedOnce; cluster seeds
+//	                              147662 and 11239 drew the late copy before the
+//	                              moves changed their runs, none of 1-2000 does)
 //
 // Masked (kept, not listed in MUTATIONS): trustsync (core/wal: a failed fdatasync is
 // ignored and its appends answered). The group's device read-back now sees the pages the
