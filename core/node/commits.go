@@ -195,7 +195,8 @@ func (n *Node) onCommitDone(nowNs int64, p *partition, c plog.CommitDone) {
 	}
 	base := c.BaseOffset
 	for _, job := range jobs { // each job's records, in order, from the commit's base
-		if f := n.cfg.OnLocalCommit; f != nil && c.Err == nil && job.from == 0 && job.done == nil && !job.copy {
+		if f := n.cfg.OnLocalCommit; f != nil && c.Err == nil && job.from == 0 && job.done == nil &&
+			!job.copy {
 			f(job.entries)
 		}
 		done := plog.CommitDone{Token: c.Token, BaseOffset: base, Count: len(job.entries), Err: c.Err}
