@@ -208,8 +208,14 @@ func listMembers(m *member) (membersJSON, error) {
 // createClusterTopic creates the topic on the metastore leader (a follower answers 503)
 // and waits until every node knows it. It returns the leader's index.
 func createClusterTopic(t *testing.T, ms []*member) int {
+	return createClusterTopicWith(t, ms, 600_000)
+}
+
+// createClusterTopicWith is createClusterTopic with leases of visibilityMs.
+func createClusterTopicWith(t *testing.T, ms []*member, visibilityMs int) int {
 	leader := -1
-	body := fmt.Sprintf(`{"name":"cluster","partitions":%d,"visibility_timeout_ms":600000}`, clusterPartitions)
+	body := fmt.Sprintf(`{"name":"cluster","partitions":%d,"visibility_timeout_ms":%d}`, clusterPartitions,
+		visibilityMs)
 	eventually(t, clusterFormBound, "the topic is created on the metastore leader", func() bool {
 		ls, err := listMembers(ms[0])
 		for _, m := range ls.Members {

@@ -23,7 +23,9 @@ const moveShapeBound = 120 * time.Second
 // both are retried or redelivered). Every payload answered 202 is consumed, byte for byte.
 func TestClusterChangesShape(t *testing.T) {
 	bin, ms := clusterUnderTest(t)
-	createClusterTopic(t, ms)
+	// Leases of 5 s: one a move ended (taken at a former owner, or released by a router
+	// to a partition frozen then) comes back within the drain, as at-least-once says.
+	createClusterTopicWith(t, ms, 5_000)
 	fourth := &member{id: 4, addr: freeAddrs(t, 1)[0], dir: t.TempDir()}
 	fourth.down.Store(true)
 	all := append(ms[:len(ms):len(ms)], fourth)
@@ -164,8 +166,11 @@ func (c *consumers) merged() map[string]int {
 	return out
 }
 
-// drainMoving takes up to 100 leases on m and acks them, ignoring what the ack answers:
-// a record whose ack did not take is delivered again (counted as a duplicate).
+// drainMoving takes up to 100 leases on m and acks them, as a client does: an ack
+// answered 503 (a partition frozen, or a node whose replica routes it to the former
+// owner) is sent again, up to ackRetriesMax times, 20 ms apart (the answer's
+// Retry-After is a second; the move ends sooner); a lease answered gone ended with a
+// move, and its record comes again (a duplicate).
 func drainMoving(m *member, delivered map[string]int) int {
 	r, err := m.c.try(http.MethodGet, "/v1/topics/cluster/consume?max=100&wait=100ms", "")
 	if err != nil || r.status != http.StatusOK {
@@ -186,7 +191,37 @@ func drainMoving(m *member, delivered map[string]int) int {
 		delivered[s]++
 		handles[i] = msg.ReceiptHandle
 	}
-	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
-	_, _ = m.c.try(http.MethodPost, "/v1/topics/cluster/ack", string(body))
+	ackUntilAnswered(m, handles)
 	return len(page.Messages)
+}
+
+// ackRetriesMax bounds the tries of one batch ack in drainMoving.
+const ackRetriesMax = 250
+
+func ackUntilAnswered(m *member, handles []string) {
+	for try := 0; try < ackRetriesMax && len(handles) > 0; try++ {
+		if try > 0 {
+			<-time.After(20 * time.Millisecond) // the client's backoff before a retry
+		}
+		body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
+		r, err := m.c.try(http.MethodPost, "/v1/topics/cluster/ack", string(body))
+		if err != nil || r.status != http.StatusOK {
+			continue // 503 for the whole batch: all again
+		}
+		var res struct {
+			Results []struct {
+				Status int `json:"status"`
+			} `json:"results"`
+		}
+		if json.Unmarshal(r.body, &res) != nil || len(res.Results) != len(handles) {
+			continue
+		}
+		var again []string
+		for i, x := range res.Results {
+			if x.Status == http.StatusServiceUnavailable {
+				again = append(again, handles[i])
+			}
+		}
+		handles = again
+	}
 }
