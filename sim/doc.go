@@ -132,9 +132,11 @@
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 139;
 //	                              73 until the forwards' ids changed its run)
-//	cutoverunverified  node       a move's destination asks for the cutover once    cluster  invariant 1
+//	cutoverunverified  node       a move's destination asks for the cutover once    cluster  invariant 9
 //	                              the freeze applied, without the frozen tail or
-//	                              the acks (first at seed 1)
+//	                              the acks (first at seed 1: an acked record
+//	                              comes again; invariant 1 sees the tail lost
+//	                              later in the same seeds)
 //	releaseearly       node       a move's source drops its copy and removes its    cluster  reclaim
 //	                              files once it holds the move frozen, before the
 //	                              cutover is committed (first at seed 1)
