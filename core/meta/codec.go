@@ -328,6 +328,20 @@ func decodeState(b []byte, index uint64) (*machine, error) {
 	return m, nil
 }
 
+// decodeEpochs checks per-partition epochs of the snapshot (known topics, sorted by id,
+// no more than their partitions) and adds them to into.
+func decodeEpochs(m *machine, list []epochsJSON, into map[uint64][]uint32) bool {
+	for i, e := range list {
+		name, ok := m.byID[e.Topic]
+		if !ok || (i > 0 && e.Topic <= list[i-1].Topic) ||
+			len(e.Epochs) > int(m.byName[name].Partitions) {
+			return false
+		}
+		into[e.Topic] = e.Epochs
+	}
+	return true
+}
+
 // decodeMoves checks the snapshot's removed ids (forgotten ones, sorted) and moves
 // (valid in the state loaded so far, sorted by topic id then partition) and adds them.
 func decodeMoves(m *machine, st stateJSON) error {
@@ -337,21 +351,8 @@ func decodeMoves(m *machine, st stateJSON) error {
 		}
 		m.removed[id] = true
 	}
-	for i, e := range st.Epochs {
-		name, ok := m.byID[e.Topic]
-		if !ok || (i > 0 && e.Topic <= st.Epochs[i-1].Topic) ||
-			len(e.Epochs) > int(m.byName[name].Partitions) {
-			return errBody
-		}
-		m.epochs[e.Topic] = e.Epochs
-	}
-	for i, e := range st.CutEpochs {
-		name, ok := m.byID[e.Topic]
-		if !ok || (i > 0 && e.Topic <= st.CutEpochs[i-1].Topic) ||
-			len(e.Epochs) > int(m.byName[name].Partitions) {
-			return errBody
-		}
-		m.cutEpochs[e.Topic] = e.Epochs
+	if !decodeEpochs(m, st.Epochs, m.epochs) || !decodeEpochs(m, st.CutEpochs, m.cutEpochs) {
+		return errBody
 	}
 	for i, mv := range st.Moves {
 		k := moveKey{mv.TopicID, mv.Partition}
