@@ -44,7 +44,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_novotersguard:./core/meta:TestForgetGuards \
 	narad_mut_noquorumguard:./core/node:TestDecommissionRefusedByTheQuorumGuard \
 	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted \
-	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce
+	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce \
+	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-move fuzz lint clean
 

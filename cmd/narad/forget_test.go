@@ -15,13 +15,40 @@ type forgetJSON struct {
 	Member     uint64 `json:"member"`
 	DryRun     bool   `json:"dry_run"`
 	Partitions []struct {
-		Topic       string `json:"topic"`
-		Partition   uint32 `json:"partition"`
-		From        uint64 `json:"from"`
-		To          uint64 `json:"to"`
-		Epoch       uint32 `json:"epoch"`
-		FirstOffset uint64 `json:"first_offset"`
+		Topic       string  `json:"topic"`
+		Partition   uint32  `json:"partition"`
+		From        uint64  `json:"from"`
+		To          uint64  `json:"to"`
+		Epoch       uint32  `json:"epoch"`
+		FirstOffset uint64  `json:"first_offset"`
+		HW          *uint64 `json:"high_watermark"`
+		Oldest      *uint64 `json:"oldest_offset"`
+		Lost        *uint64 `json:"records_lost"`
 	} `json:"partitions"`
+	RecordsLost uint64 `json:"records_lost"`
+	Unmarked    int    `json:"partitions_without_marks"`
+}
+
+// checkLost: each partition's records lost are its last mark's span, or all three are
+// null and counted unmarked; the total is their sum.
+func (f forgetJSON) checkLost(t *testing.T) {
+	t.Helper()
+	var sum uint64
+	unmarked := 0
+	for _, p := range f.Partitions {
+		switch {
+		case p.HW == nil && p.Oldest == nil && p.Lost == nil:
+			unmarked++
+		case p.HW == nil || p.Oldest == nil || p.Lost == nil || *p.Lost != *p.HW-*p.Oldest:
+			t.Fatalf("partition %d: records lost of its last mark inconsistent: %+v", p.Partition, p)
+		default:
+			sum += *p.Lost
+		}
+	}
+	if sum != f.RecordsLost || unmarked != f.Unmarked {
+		t.Fatalf("forget answer: records_lost %d (sum %d), unmarked %d (counted %d)", f.RecordsLost, sum,
+			f.Unmarked, unmarked)
+	}
 }
 
 // TestForgetDeadMember runs three `narad serve` processes, kills one with SIGKILL, and
@@ -48,6 +75,7 @@ func TestForgetDeadMember(t *testing.T) {
 		!dry.DryRun || len(dry.Partitions) == 0 {
 		t.Fatalf("dry run: %v %+v", err, dry)
 	}
+	dry.checkLost(t)
 	if ls, _ := listMembers(via); len(ls.Members) != len(ms) {
 		t.Fatalf("the dry run changed the members: %+v", ls.Members)
 	}

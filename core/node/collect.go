@@ -52,7 +52,7 @@ func (n *Node) collectWAL(nowNs int64) bool {
 func (n *Node) collectMeta(nowNs int64) bool {
 	rd := n.meta.Ready()
 	n.issue(compMeta, partKey{}, rd.Ops)
-	n.sendRaft(rd.Messages)
+	n.sendRaft(nowNs, rd.Messages)
 	for _, d := range rd.Done {
 		n.onProposeDone(nowNs, d)
 	}

@@ -81,6 +81,11 @@
 // node's another way (a forget) is emptied before it is served. Leases end with a move;
 // acks move with it.
 //
+// Each member's heartbeats carry the marks (epoch, oldest offset, high watermark) of the
+// partitions it owns; the leader passes its table of them on to the followers with its
+// raft messages once a heartbeat interval (marks.go), so a forget, on any member, answers
+// the records it gives up at last contact.
+//
 // Partitions are opened lazily, on their first commit, consume or stats request; work
 // that arrives while one recovers waits for it.
 //

@@ -23,14 +23,23 @@ type ForgetReport struct {
 
 // ForgetPartition is one partition a forget reassigns, under a new epoch whose offsets
 // start at FirstOffset (meta.EpochBase): no offset of the records given up is reused.
+// Marked: the member's last mark of it is known (marks.go), and HighWatermark and
+// Oldest are that mark's: the records from Oldest to HighWatermark are given up (at
+// most Lost(); a hole or records written after the last contact make it fewer or more).
 type ForgetPartition struct {
-	TopicID     uint64 // the topic's incarnation
-	Topic       string
-	Partition   uint32
-	From, To    uint64
-	Epoch       uint32
-	FirstOffset uint64
+	TopicID       uint64 // the topic's incarnation
+	Topic         string
+	Partition     uint32
+	From, To      uint64
+	Epoch         uint32
+	FirstOffset   uint64
+	Marked        bool
+	HighWatermark uint64
+	Oldest        uint64
 }
+
+// Lost is the number of records the last mark held: HighWatermark - Oldest.
+func (p ForgetPartition) Lost() uint64 { return p.HighWatermark - p.Oldest }
 
 // ForgetMember forgets member id, or with dryRun answers what it would do. Refusals:
 // ErrMemberNotFound, ErrRefused (alive, forgotten already, a guard: the message says).
@@ -46,8 +55,9 @@ func (n *Node) ForgetMember(nowNs int64, token uint64, id uint64, dryRun bool) {
 		n.respond(Response{Token: token, Err: metaError(err)})
 		return
 	}
+	marks := n.lastMarks(id, plan) // before the forget's epochs make them stale
 	if dryRun {
-		n.respond(Response{Token: token, Forget: n.forgetReport(id, true, plan)})
+		n.respond(Response{Token: token, Forget: n.forgetReport(id, true, plan, marks)})
 		return
 	}
 	tok := n.internal(func(_ int64, r Response) {
@@ -55,7 +65,7 @@ func (n *Node) ForgetMember(nowNs int64, token uint64, id uint64, dryRun bool) {
 			n.respond(Response{Token: token, Err: r.Err})
 			return
 		}
-		n.respond(Response{Token: token, Forget: n.forgetReport(id, false, plan)})
+		n.respond(Response{Token: token, Forget: n.forgetReport(id, false, plan, marks)})
 	})
 	n.propose(nowNs, tok, meta.Command{Kind: meta.ForgetMember, Member: id})
 }
@@ -63,18 +73,20 @@ func (n *Node) ForgetMember(nowNs int64, token uint64, id uint64, dryRun bool) {
 // forgetReport lists plan's partitions; once the forget is applied here, each one's new
 // owner and epoch are read from the replica (the leader's live members may have
 // differed). A topic created or deleted between the plan and the apply is not reflected.
-func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment) *ForgetReport {
+func (n *Node) forgetReport(id uint64, dryRun bool, plan []meta.Reassignment,
+	marks map[partKey]wire.Mark) *ForgetReport {
 	r := &ForgetReport{Member: id, DryRun: dryRun}
 	for _, p := range plan {
 		to := p.To
 		if owners := n.meta.Owners(p.TopicID); !dryRun && int(p.Partition) < len(owners) {
 			to, p.Epoch = owners[p.Partition], n.meta.PartitionEpoch(p.TopicID, p.Partition)
 		}
-		r.Partitions = append(
-			r.Partitions,
-			ForgetPartition{TopicID: p.TopicID, Topic: p.Topic, Partition: p.Partition,
-				From: p.From, To: to, Epoch: p.Epoch, FirstOffset: meta.EpochBase(p.Epoch)},
-		)
+		fp := ForgetPartition{TopicID: p.TopicID, Topic: p.Topic, Partition: p.Partition,
+			From: p.From, To: to, Epoch: p.Epoch, FirstOffset: meta.EpochBase(p.Epoch)}
+		if k, ok := marks[partKey{p.TopicID, p.Partition}]; ok {
+			fp.Marked, fp.HighWatermark, fp.Oldest = true, k.HW, k.Oldest
+		}
+		r.Partitions = append(r.Partitions, fp)
 	}
 	return r
 }

@@ -41,6 +41,7 @@ func TestForgetDeadMember(t *testing.T) {
 		t.Fatalf("forget an unknown member: %v", r.Err)
 	}
 	tid := topicIDOf(t, c, "f")
+	produceToOwned(t, c, via, "f", tid, id, 5)
 	c.cut[id] = true
 	c.advance(8_000_000_000)
 	dry := forget(id, true)
@@ -48,11 +49,15 @@ func TestForgetDeadMember(t *testing.T) {
 		t.Fatalf("dry run: %v %+v", dry.Err, dry.Forget)
 	}
 	part := dry.Forget.Partitions[0]
+	if !part.Marked || part.Lost() != 5 || part.Oldest != 0 {
+		t.Fatalf("dry run: the member's last mark %+v, want 5 records from offset 0", part)
+	}
 	if owner, _ := c.nodes[via].PartitionOwner(tid, part.Partition); owner != id {
 		t.Fatalf("the dry run changed the owner to %d", owner)
 	}
 	r := forget(id, false)
-	if r.Err != nil || r.Forget == nil || len(r.Forget.Partitions) != 1 || r.Forget.Partitions[0].To == id {
+	if r.Err != nil || r.Forget == nil || len(r.Forget.Partitions) != 1 || r.Forget.Partitions[0].To == id ||
+		r.Forget.Partitions[0].Lost() != 5 {
 		t.Fatalf("forget: %v %+v", r.Err, r.Forget)
 	}
 	c.advance(3_000_000_000)
@@ -93,6 +98,61 @@ func TestForgetDeadMember(t *testing.T) {
 	}
 	if err := c.nodes[dead].IsReady(); err == nil {
 		t.Fatalf("the forgotten node is ready")
+	}
+}
+
+// produceToOwned produces n records, through node via, to the partition of topic (tid)
+// that member owns, and waits for them to be committed there.
+func produceToOwned(t *testing.T, c *cluster, via int, topic string, tid, member uint64, n int) {
+	t.Helper()
+	for p := range uint32(4) {
+		if owner, _ := c.nodes[via].PartitionOwner(tid, p); owner != member {
+			continue
+		}
+		for range n {
+			if r := c.do(via, func(nd *node.Node, now int64, tok uint64) {
+				nd.Produce(now, tok, topic, []node.ProduceMessage{{Partition: int64(p), Payload: []byte("before")}})
+			}); r.Err != nil {
+				t.Fatalf("produce: %v", r.Err)
+			}
+		}
+		c.advance(3_000_000_000) // committed at the owner, and heard of in its heartbeats
+		return
+	}
+	t.Fatalf("member %d owns no partition of %s", member, topic)
+}
+
+// A dead leader is forgotten through a follower, which answers the records it gives up
+// from the table the leader passed on before it died (its own marks are in no
+// heartbeat to anyone).
+func TestForgetDeadLeaderReportsItsMarks(t *testing.T) {
+	c := newClusterOf(t, 4, 3)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "f", Partitions: u32(4)})
+	}); r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	c.advance(1_000_000_000)
+	id := uint64(l + 1)
+	produceToOwned(t, c, l, "f", topicIDOf(t, c, "f"), id, 7)
+	c.cut[id] = true
+	c.advance(12_000_000_000)
+	via := c.awaitLeader(10_000_000_000)
+	if via == l {
+		t.Fatalf("no new leader")
+	}
+	via = (via + 1) % 4 // a follower of the new leader, or the new leader's neighbour
+	if via == l {
+		via = (via + 1) % 4
+	}
+	r := c.do(via, func(nd *node.Node, now int64, tok uint64) { nd.ForgetMember(now, tok, id, true) })
+	if r.Err != nil || r.Forget == nil || len(r.Forget.Partitions) != 1 {
+		t.Fatalf("dry run: %v %+v", r.Err, r.Forget)
+	}
+	if p := r.Forget.Partitions[0]; !p.Marked || p.Lost() != 7 || p.HighWatermark != 7 {
+		t.Fatalf("dry run: the dead leader's last mark %+v, want 7 records", p)
 	}
 }
 

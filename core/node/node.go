@@ -111,6 +111,7 @@ type Node struct {
 	seenApplied     uint64       // the metastore index topics were synced at
 	removal         removalState // this member's own removal (decommission.go)
 	moves           moveState    // partition moves, both ends (move.go, moveserve.go)
+	marks           marksState   // the members' partition marks (marks.go)
 }
 
 // New returns a node that does nothing until Open. rand seeds receipt-handle nonces.

@@ -29,6 +29,7 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		var rm raftpb.Message
 		if proto.Unmarshal(m.Data, &rm) == nil && rm.GetFrom() == from {
 			n.meta.Step(nowNs, &rm)
+			n.onMarksTable(m.Table)
 		}
 	case wire.Heartbeat:
 		n.onHeartbeat(nowNs, from, m)
@@ -74,11 +75,11 @@ func (n *Node) send(to uint64, m wire.Message) {
 }
 
 // sendRaft carries the metastore's raft messages to their peers.
-func (n *Node) sendRaft(msgs []*raftpb.Message) {
+func (n *Node) sendRaft(nowNs int64, msgs []*raftpb.Message) {
 	for _, m := range msgs {
 		data, err := proto.Marshal(m)
 		if err == nil {
-			n.send(m.GetTo(), wire.Raft{Data: data})
+			n.send(m.GetTo(), wire.Raft{Data: data, Table: n.tableFor(nowNs, m.GetTo())})
 		}
 	}
 }
@@ -98,17 +99,20 @@ func (n *Node) heartbeat(nowNs int64) {
 		n.hello()
 	}
 	self := n.meta.ID()
+	n.pruneMarks()
+	hb := wire.Heartbeat{From: self, Addr: n.cfg.Addr, Marks: n.ownMarks()}
 	switch leader := n.meta.LeaderID(); leader {
 	case 0: // a joiner (or an election): the initial voters, one of which leads
 		for _, v := range n.cfg.Meta.Voters {
 			if v != self {
-				n.send(v, wire.Heartbeat{From: self, Addr: n.cfg.Addr})
+				n.send(v, hb)
 			}
 		}
 	case self:
 		n.meta.Heartbeat(nowNs, self, n.cfg.Addr)
+		n.recordMarks(self, hb.Marks)
 	default:
-		n.send(leader, wire.Heartbeat{From: self, Addr: n.cfg.Addr})
+		n.send(leader, hb)
 	}
 }
 
@@ -123,12 +127,14 @@ func (n *Node) onHeartbeat(nowNs int64, from uint64, m wire.Heartbeat) {
 		n.send(from, wire.Forgotten{Member: from, Removed: n.meta.IsRemoved(from)}) // it must stop
 	case m.From == from:
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)
+		n.recordMarks(m.From, m.Marks)
 		leader := n.meta.LeaderID()
 		if leader != 0 && leader != n.meta.ID() && !n.meta.InConf(m.From) && !mutNoRelay {
 			n.send(leader, m)
 		}
 	case n.meta.IsMember(from) && !n.meta.InConf(m.From):
 		n.meta.Heartbeat(nowNs, m.From, m.Addr)
+		n.recordMarks(m.From, m.Marks)
 	}
 }
 

@@ -16,10 +16,10 @@ func Decode(b []byte) (Message, error) {
 	switch Kind(b[1]) {
 	case KindRaft:
 		m = Raft{Data: r.rest()}
-	case KindHeartbeat:
-		hb := Heartbeat{From: r.u64()}
-		hb.Addr = string(r.bytes(int(r.u16())))
-		m = hb
+	case KindHeartbeat, KindHeartbeatMarks:
+		m = r.heartbeat(Kind(b[1]) == KindHeartbeatMarks)
+	case KindRaftMarks:
+		m = r.raftMarks()
 	case KindCommitRequest:
 		m = r.commitRequest()
 	case KindCommitResponse:

@@ -55,6 +55,12 @@
 //	                        commit_ms i64 | the records of kind 3 (count u32 | records) |
 //	                        has_acks u8 (only when frozen) | ack_floor u64 | acked u32 |
 //	                        acked offsets u64: a moving partition's copy (fetch.go)
+//	kind 21 Heartbeat       the body of kind 2 | count u32 | count marks: topic_id u64 |
+//	                        partition u32 | epoch u32 | oldest u64 | high_watermark u64:
+//	                        a heartbeat with its sender's partition marks (marks.go)
+//	kind 22 Raft            raft_len u32 | raft bytes | members u16 | members: member u64 |
+//	                        the marks of kind 21: a leader's raft message with its table of
+//	                        every member's marks
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic
@@ -63,5 +69,7 @@
 // reason at most ReasonBytesMax bytes; a routed consume or ack carries 1 to
 // ConsumeMessagesMax messages or handles, a handle at most HandleBytesMax bytes, and the
 // messages of one ConsumeResponse at most ConsumeBytesMax bytes (one message always fits);
-// a fetch answer carries at most FetchBatchesMax batches and FetchAckedMax acked offsets.
+// a fetch answer carries at most FetchBatchesMax batches and FetchAckedMax acked offsets;
+// a heartbeat at most HeartbeatMarksMax marks, a table at most TableMembersMax members
+// and TableMarksMax marks, each with oldest at most high_watermark.
 package wire

@@ -68,13 +68,19 @@ type Message interface {
 	appendBody(b []byte) []byte
 }
 
-// Raft carries a raft message in its protobuf wire form.
-type Raft struct{ Data []byte }
+// Raft carries a raft message in its protobuf wire form; a leader's may carry its table
+// of partition marks (marks.go).
+type Raft struct {
+	Data  []byte
+	Table []MemberMarks
+}
 
 // Heartbeat says member From is alive and reached at Addr.
+// Marks, when not nil, are its partitions' (marks.go).
 type Heartbeat struct {
-	From uint64
-	Addr string
+	From  uint64
+	Addr  string
+	Marks []Mark
 }
 
 // Record is one record of a commit.
@@ -150,8 +156,6 @@ type ProposeResponse struct {
 	Reason string
 }
 
-func (Raft) Kind() Kind            { return KindRaft }
-func (Heartbeat) Kind() Kind       { return KindHeartbeat }
 func (CommitRequest) Kind() Kind   { return KindCommitRequest }
 func (CommitResponse) Kind() Kind  { return KindCommitResponse }
 func (ProposeRequest) Kind() Kind  { return KindProposeRequest }
@@ -188,7 +192,11 @@ func validate(m Message) error {
 			return ErrInvalid
 		}
 	case Heartbeat:
-		if m.From == 0 || len(m.Addr) > AddrBytesMax {
+		if m.From == 0 || len(m.Addr) > AddrBytesMax || !validMarks(m.Marks, HeartbeatMarksMax) {
+			return ErrInvalid
+		}
+	case Raft:
+		if !validTable(m.Table) {
 			return ErrInvalid
 		}
 	case ProposeRequest:
@@ -205,14 +213,6 @@ func validate(m Message) error {
 		}
 	}
 	return nil
-}
-
-func (m Raft) appendBody(b []byte) []byte { return append(b, m.Data...) }
-
-func (m Heartbeat) appendBody(b []byte) []byte {
-	b = binary.LittleEndian.AppendUint64(b, m.From)
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(m.Addr)))
-	return append(b, m.Addr...)
 }
 
 func (m CommitRequest) appendBody(b []byte) []byte {

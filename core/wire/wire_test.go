@@ -37,9 +37,20 @@ func genMessage(t *rapid.T) Message {
 		return ProposeResponse{ID: rapid.Uint64().Draw(t, "id"), Code: ProposeCode(rapid.IntRange(1, int(proposeCodeEnd)-1).Draw(t, "code")),
 			Reason: rapid.StringMatching(`[a-z ]{0,30}`).Draw(t, "reason")}
 	case 0:
-		return Raft{Data: rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "raft")}
+		m := Raft{Data: rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "raft")}
+		if rapid.Bool().Draw(t, "table") {
+			m.Table = []MemberMarks{}
+			for range rapid.IntRange(0, 3).Draw(t, "members") {
+				m.Table = append(m.Table, MemberMarks{Member: rapid.Uint64Min(1).Draw(t, "member"), Marks: genMarks(t)})
+			}
+		}
+		return m
 	case 1:
-		return Heartbeat{From: rapid.Uint64Min(1).Draw(t, "from"), Addr: rapid.StringMatching(`[a-z0-9.:]{0,30}`).Draw(t, "addr")}
+		m := Heartbeat{From: rapid.Uint64Min(1).Draw(t, "from"), Addr: rapid.StringMatching(`[a-z0-9.:]{0,30}`).Draw(t, "addr")}
+		if rapid.Bool().Draw(t, "marked") {
+			m.Marks = genMarks(t)
+		}
+		return m
 	case 2:
 		recs := genRecords(t)
 		return CommitRequest{
@@ -50,6 +61,16 @@ func genMessage(t *rapid.T) Message {
 		return CommitResponse{ID: rapid.Uint64().Draw(t, "id"), Code: Code(rapid.IntRange(1, int(codeEnd)-1).Draw(t, "code")),
 			BaseOffset: rapid.Uint64().Draw(t, "base"), Count: rapid.Uint32().Draw(t, "count")}
 	}
+}
+
+func genMarks(t *rapid.T) []Mark {
+	ms := []Mark{}
+	for range rapid.IntRange(0, 4).Draw(t, "marks") {
+		old := rapid.Uint64Max(1<<50).Draw(t, "oldest")
+		ms = append(ms, Mark{TopicID: rapid.Uint64Min(1).Draw(t, "topic"), Partition: rapid.Uint32().Draw(t, "part"),
+			Epoch: rapid.Uint32().Draw(t, "epoch"), Oldest: old, HW: old + rapid.Uint64Max(1<<20).Draw(t, "n")})
+	}
+	return ms
 }
 
 func genRecords(t *rapid.T) []Record {
@@ -97,7 +118,14 @@ func normalize(m Message) Message {
 		return r
 	}
 	if r, ok := m.(Raft); ok {
-		return Raft{Data: append([]byte{}, r.Data...)}
+		var table []MemberMarks
+		for _, mm := range r.Table {
+			table = append(table, MemberMarks{Member: mm.Member, Marks: append([]Mark{}, mm.Marks...)})
+		}
+		if r.Table != nil && table == nil {
+			table = []MemberMarks{}
+		}
+		return Raft{Data: append([]byte{}, r.Data...), Table: table}
 	}
 	return normalizeRouted(m)
 }
@@ -231,6 +259,8 @@ func TestHugeCountRefusedCheaply(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	for _, m := range []Message{
 		Raft{Data: []byte{8, 1, 16, 2}}, Heartbeat{From: 3, Addr: "127.0.0.1:7943"},
+		Heartbeat{From: 3, Addr: "127.0.0.1:7943", Marks: []Mark{{TopicID: 4, Partition: 1, Epoch: 2, Oldest: 1 << 41, HW: 1<<41 + 9}}},
+		Raft{Data: []byte{8, 1, 16, 2}, Table: []MemberMarks{{Member: 2, Marks: []Mark{{TopicID: 4, HW: 3}}}, {Member: 3, Marks: []Mark{}}}},
 		CommitRequest{ID: 9, Topic: "orders", Incarnation: 4, Partition: 2, Records: []Record{
 			{Payload: []byte("a")}, {HasKey: true, Key: []byte("k"), Payload: []byte("bc")}, {HasKey: true, Payload: []byte("d")}}},
 		CommitResponse{ID: 9, Code: CodeOK, BaseOffset: 100, Count: 3},

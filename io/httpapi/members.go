@@ -68,12 +68,20 @@ type forgetPartitionJSON struct {
 	To          uint64 `json:"to"`
 	Epoch       uint32 `json:"epoch"`
 	FirstOffset uint64 `json:"first_offset"`
+	// The member's last mark of the partition (null: none heard at its epoch): its high
+	// watermark and oldest offset at last contact, and the records between, given up.
+	HighWatermark *uint64 `json:"high_watermark"`
+	OldestOffset  *uint64 `json:"oldest_offset"`
+	RecordsLost   *uint64 `json:"records_lost"`
 }
 
 type forgetJSON struct {
 	Member     uint64                `json:"member"`
 	DryRun     bool                  `json:"dry_run"`
 	Partitions []forgetPartitionJSON `json:"partitions"`
+	// RecordsLost sums the partitions' records_lost; Unmarked counts those without a mark.
+	RecordsLost uint64 `json:"records_lost"`
+	Unmarked    int    `json:"partitions_without_marks"`
 }
 
 // forget serves POST /v1/cluster/members/{id}/forget?dry_run=true|false (admin): 200 with
@@ -90,9 +98,16 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request, idText string) (
 	}
 	out := forgetJSON{Member: rep.Member, DryRun: rep.DryRun, Partitions: []forgetPartitionJSON{}}
 	for _, p := range rep.Partitions {
-		out.Partitions = append(out.Partitions,
-			forgetPartitionJSON{Topic: p.Topic, Partition: p.Partition, From: p.From, To: p.To,
-				Epoch: p.Epoch, FirstOffset: p.FirstOffset})
+		fp := forgetPartitionJSON{Topic: p.Topic, Partition: p.Partition, From: p.From, To: p.To,
+			Epoch: p.Epoch, FirstOffset: p.FirstOffset}
+		if p.Marked {
+			hw, old, lost := p.HighWatermark, p.Oldest, p.Lost()
+			fp.HighWatermark, fp.OldestOffset, fp.RecordsLost = &hw, &old, &lost
+			out.RecordsLost += lost
+		} else {
+			out.Unmarked++
+		}
+		out.Partitions = append(out.Partitions, fp)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -1,0 +1,5 @@
+//go:build !narad_mut_nomarkstable
+
+package node
+
+const mutNoMarksTable = false
