@@ -329,7 +329,9 @@ func (f *fakeBroker) ForgetMember(ctx context.Context, id uint64, dryRun bool) (
 		return node.ForgetReport{}, fmt.Errorf("%w: meta: the member is alive", node.ErrRefused)
 	case 2:
 		return node.ForgetReport{Member: 2, DryRun: dryRun,
-			Partitions: []node.ForgetPartition{{Topic: "orders", Partition: 1, From: 2, To: 1, Epoch: 1, FirstOffset: 1 << 40}}}, nil
+			Partitions: []node.ForgetPartition{{Topic: "orders", Partition: 1, From: 2, To: 1, Epoch: 1, FirstOffset: 1 << 40,
+				Marked: true, HighWatermark: 12, Oldest: 4}, {Topic: "orders", Partition: 3, From: 2, To: 1, Epoch: 1,
+				FirstOffset: 1 << 40}}}, nil
 	}
 	return node.ForgetReport{}, node.ErrMemberNotFound
 }

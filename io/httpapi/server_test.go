@@ -297,7 +297,9 @@ var topicCases = []endToEndCase{
 	{name: "members/503 not ready", setup: failWith("Members", node.ErrNotReady), req: request{method: "GET", path: "/v1/cluster/members"}, wantStatus: 503},
 	{name: "members/405 POST", req: request{method: "POST", path: "/v1/cluster/members"}, wantStatus: 405},
 	{name: "forget/200 dry run", req: request{method: "POST", path: "/v1/cluster/members/2/forget?dry_run=true"}, wantStatus: 200,
-		wantBody: `={"member":2,"dry_run":true,"partitions":[{"topic":"orders","partition":1,"from":2,"to":1,"epoch":1,"first_offset":1099511627776}]}`},
+		wantBody: `={"member":2,"dry_run":true,"partitions":[{"topic":"orders","partition":1,"from":2,"to":1,"epoch":1,"first_offset":1099511627776,` +
+			`"high_watermark":12,"oldest_offset":4,"records_lost":8},{"topic":"orders","partition":3,"from":2,"to":1,"epoch":1,` +
+			`"first_offset":1099511627776,"high_watermark":null,"oldest_offset":null,"records_lost":null}],"records_lost":8,"partitions_without_marks":1}`},
 	{name: "forget/200", req: request{method: "POST", path: "/v1/cluster/members/2/forget"}, wantStatus: 200, wantBody: `"dry_run":false`},
 	{name: "forget/409 alive", req: request{method: "POST", path: "/v1/cluster/members/1/forget"}, wantStatus: 409, wantBody: "alive"},
 	{name: "forget/404 unknown", req: request{method: "POST", path: "/v1/cluster/members/7/forget"}, wantStatus: 404},
