@@ -47,7 +47,7 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce \
 	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks
 
-.PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-move fuzz lint clean
+.PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-ratios bench-move fuzz lint clean
 
 all: build
 
@@ -130,6 +130,12 @@ mutation:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./io/walshell/
+
+# Issue 16's comparisons in one run (fdatasync, bare handler, one node, three nodes) and
+# their ratios against the targets (docs/benchmarks.md).
+bench-ratios: build
+	$(GO) build -o $(BIN)/narad-bench ./cmd/narad-bench
+	$(GO) run ./scripts/benchratios -narad $(BIN)/narad -bench $(BIN)/narad-bench
 
 # A partition move under load on a three-node cluster (docs/benchmarks.md); MOVE_MIB sets
 # the partition's size (default 1024).

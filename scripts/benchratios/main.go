@@ -1,0 +1,298 @@
+// Command benchratios runs issue 16's comparisons on this machine, in one run, and prints
+// each ratio beside its target (make bench-ratios; docs/benchmarks.md):
+//
+//   - fdatasync of a 1 KiB write in the data directory's file system: p50;
+//   - a bare net/http handler at 64 clients (narad-bench -mode bare): the ceiling;
+//   - one node: produce 1 KiB at 64 clients (msgs/s and daemon CPU per message) and at
+//     1 client (p50);
+//   - three nodes on loopback: produce at 64 clients spread over them (msgs/s, CPU per
+//     message), and 202 to consumable at 5,000 msgs/s with 16 consumers (p50, p99).
+//
+// Daemon CPU is the processes' own user+system time (/proc/PID/stat) over the run.
+//
+//	go run ./scripts/benchratios -narad bin/narad -bench bin/narad-bench [-duration 10s]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	password = "benchratios-password"
+	secret   = "benchratios: a cluster secret of 16 bytes or more"
+	clkTck   = 100 // USER_HZ of /proc/PID/stat on Linux
+)
+
+type config struct {
+	narad, bench string
+	duration     time.Duration
+	dir          string
+}
+
+// result is the part of narad-bench's JSON line read here.
+type result struct {
+	MsgsPerSec float64 `json:"msgs_per_s"`
+	Messages   uint64  `json:"messages"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	Errors     uint64  `json:"errors"`
+	Latency    *struct {
+		P50Ms float64 `json:"p50_ms"`
+		P99Ms float64 `json:"p99_ms"`
+		Lost  uint64  `json:"lost"`
+	} `json:"latency"`
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.narad, "narad", "bin/narad", "the narad binary")
+	flag.StringVar(&c.bench, "bench", "bin/narad-bench", "the narad-bench binary")
+	flag.DurationVar(&c.duration, "duration", 10*time.Second, "each load run")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "benchratios-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	c.dir = dir
+	if err := run(c); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "benchratios:", err)
+	os.Exit(1)
+}
+
+type figures struct {
+	fsyncP50Ms, bare             float64
+	one64, one1P50Ms, oneCPUMs   float64
+	three64, threeCPUMs          float64
+	consumeP50Ms, consumeP99Ms   float64
+	oneErrors, threeErrors, lost uint64
+}
+
+func run(c config) error {
+	var f figures
+	var err error
+	if f.fsyncP50Ms, err = fsyncP50(c.dir, 2000); err != nil {
+		return err
+	}
+	bare, err := c.load("", "bare", 64, "")
+	if err != nil {
+		return err
+	}
+	f.bare = bare.MsgsPerSec
+	if err := c.single(&f); err != nil {
+		return err
+	}
+	if err := c.cluster(&f); err != nil {
+		return err
+	}
+	report(f)
+	return nil
+}
+
+// single measures one node: 64 clients, then 1.
+func (c config) single(f *figures) error {
+	nodes, err := c.start(1)
+	if err != nil {
+		return err
+	}
+	defer stopAll(nodes)
+	addrs := addrsOf(nodes)
+	if _, err := c.load(addrs, "produce", 1, "-create-topic", "-partitions", "6"); err != nil {
+		return err
+	}
+	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
+	if err != nil {
+		return err
+	}
+	f.one64, f.oneCPUMs, f.oneErrors = r.MsgsPerSec, cpu/float64(max(r.Messages, 1)), r.Errors
+	r1, err := c.load(addrs, "produce", 1, "")
+	if err != nil {
+		return err
+	}
+	f.one1P50Ms = r1.P50Ms
+	return nil
+}
+
+// cluster measures three nodes: 64 clients, then 202 to consumable.
+func (c config) cluster(f *figures) error {
+	nodes, err := c.start(3)
+	if err != nil {
+		return err
+	}
+	defer stopAll(nodes)
+	addrs := addrsOf(nodes)
+	if _, err := c.load(addrs, "produce", 1, "-create-topic", "-partitions", "6"); err != nil {
+		return err
+	}
+	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
+	if err != nil {
+		return err
+	}
+	f.three64, f.threeCPUMs, f.threeErrors = r.MsgsPerSec, cpu/float64(max(r.Messages, 1)), r.Errors
+	lat, err := c.load(addrs, "latency", 64, "-topic", "lat", "-create-topic", "-partitions", "6",
+		"-consumers", "16", "-rate", "5000")
+	if err != nil {
+		return err
+	}
+	if lat.Latency != nil {
+		f.consumeP50Ms, f.consumeP99Ms, f.lost = lat.Latency.P50Ms, lat.Latency.P99Ms, lat.Latency.Lost
+	}
+	return nil
+}
+
+// load runs narad-bench once and reads its JSON line (the first argument of extra may be
+// "" for none).
+func (c config) load(addrs, mode string, workers int, extra ...string) (result, error) {
+	args := []string{"-mode", mode, "-workers", strconv.Itoa(workers), "-size", "1024",
+		"-duration", c.duration.String(), "-json"}
+	if mode != "bare" {
+		args = append(args, "-addr", addrs)
+		if !slices.Contains(extra, "-topic") {
+			args = append(args, "-topic", "bench")
+		}
+	}
+	for _, e := range extra {
+		if e != "" {
+			args = append(args, e)
+		}
+	}
+	cmd := exec.Command(c.bench, args...)
+	cmd.Env = append(os.Environ(), "NARAD_PASSWORD="+password)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	err := cmd.Run()
+	var r result
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		if line := sc.Bytes(); len(line) > 0 && line[0] == '{' {
+			if jerr := json.Unmarshal(line, &r); jerr != nil {
+				return r, jerr
+			}
+		}
+	}
+	if err != nil {
+		return r, fmt.Errorf("narad-bench %s: %w", strings.Join(args, " "), err)
+	}
+	return r, nil
+}
+
+// loadCPU runs load and answers the daemons' CPU milliseconds over it.
+func (c config) loadCPU(nodes []*node, addrs, mode string, workers int) (result, float64, error) {
+	before, err := cpuMs(nodes)
+	if err != nil {
+		return result{}, 0, err
+	}
+	r, err := c.load(addrs, mode, workers, "")
+	if err != nil {
+		return r, 0, err
+	}
+	after, err := cpuMs(nodes)
+	return r, after - before, err
+}
+
+type node struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func addrsOf(nodes []*node) string {
+	var as []string
+	for _, n := range nodes {
+		as = append(as, n.addr)
+	}
+	return strings.Join(as, ",")
+}
+
+// start runs n nodes (a cluster of n with n > 1) on fresh directories and waits until
+// each answers /readyz.
+func (c config) start(n int) ([]*node, error) {
+	base := 7300 + 10*n
+	var peers []string
+	for i := 1; i <= n; i++ {
+		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, base+i))
+	}
+	var nodes []*node
+	for i := 1; i <= n; i++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
+		args := []string{"serve", "-data", filepath.Join(c.dir, fmt.Sprintf("n%d-%d", n, i)), "-addr", addr,
+			"-log-level", "warn"}
+		if n > 1 {
+			args = append(args, "-id", strconv.Itoa(i), "-peers", strings.Join(peers, ","))
+		}
+		cmd := exec.Command(c.narad, args...)
+		cmd.Env = append(os.Environ(), "NARAD_ADMIN_PASSWORD="+password, "NARAD_CLUSTER_SECRET="+secret)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			stopAll(nodes)
+			return nil, err
+		}
+		nodes = append(nodes, &node{cmd: cmd, addr: addr})
+	}
+	for _, nd := range nodes {
+		if err := awaitReady(nd.addr, 60*time.Second); err != nil {
+			stopAll(nodes)
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+func awaitReady(addr string, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // polling readiness, bounded above
+	}
+	return fmt.Errorf("%s not ready within %v", addr, bound)
+}
+
+func stopAll(nodes []*node) {
+	for _, n := range nodes {
+		_ = n.cmd.Process.Signal(os.Interrupt)
+	}
+	for _, n := range nodes {
+		_ = n.cmd.Wait()
+	}
+}
+
+// cpuMs sums the nodes' user and system time, in milliseconds.
+func cpuMs(nodes []*node) (float64, error) {
+	var ticks float64
+	for _, n := range nodes {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
+		if err != nil {
+			return 0, err
+		}
+		// Fields after the command name (which may hold spaces): state is field 3, utime 14.
+		rest := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		u, err1 := strconv.ParseFloat(rest[11], 64)
+		s, err2 := strconv.ParseFloat(rest[12], 64)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %q", n.cmd.Process.Pid, b)
+		}
+		ticks += u + s
+	}
+	return ticks * 1000 / clkTck, nil
+}

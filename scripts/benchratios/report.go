@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+)
+
+// fsyncP50 writes 1 KiB at successive offsets of a file in dir and fdatasyncs after each,
+// n times, and answers the p50 of write+fdatasync in milliseconds: the disk's floor
+// under one producer's acknowledgement.
+func fsyncP50(dir string, n int) (float64, error) {
+	f, err := os.Create(dir + "/fsync-probe")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1024)
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		t := time.Now()
+		if _, err := f.WriteAt(buf, int64(i)*1024); err != nil {
+			return 0, err
+		}
+		if err := fdatasync(f); err != nil {
+			return 0, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	slices.Sort(lat)
+	return float64(lat[len(lat)/2]) / 1e6, nil
+}
+
+type row struct {
+	what, value, target string
+	met                 bool
+}
+
+func report(f figures) {
+	oneRatio := f.one64 / f.bare
+	threeRatio := f.three64 / f.one64
+	cpuRatio := f.threeCPUMs / f.oneCPUMs
+	rows := []row{
+		{"fdatasync p50 (1 KiB)", fmt.Sprintf("%.3f ms", f.fsyncP50Ms), "", true},
+		{"bare handler x64", fmt.Sprintf("%.0f msgs/s", f.bare), "", true},
+		{"one node x64", fmt.Sprintf("%.0f msgs/s, %.3f ms CPU/msg", f.one64, f.oneCPUMs), "", true},
+		{"three nodes x64", fmt.Sprintf("%.0f msgs/s, %.3f ms CPU/msg", f.three64, f.threeCPUMs), "", true},
+		{"one node / bare", fmt.Sprintf("%.2f", oneRatio), ">= 0.60", oneRatio >= 0.6},
+		{"three nodes / one node", fmt.Sprintf("%.2f", threeRatio), ">= 0.80", threeRatio >= 0.8},
+		{"CPU per msg, three / one", fmt.Sprintf("%.2f", cpuRatio), "<= 1.50", cpuRatio <= 1.5},
+		{"one node x1 p50 - fdatasync p50", fmt.Sprintf("%.3f ms (p50 %.3f)", f.one1P50Ms-f.fsyncP50Ms,
+			f.one1P50Ms), "<= 0.150 ms", f.one1P50Ms-f.fsyncP50Ms <= 0.15},
+		{"202 to consumable p50 (3 nodes)", fmt.Sprintf("%.1f ms", f.consumeP50Ms), "< 15 ms", f.consumeP50Ms < 15},
+		{"202 to consumable p99 (3 nodes)", fmt.Sprintf("%.1f ms", f.consumeP99Ms), "< 50 ms", f.consumeP99Ms < 50},
+		{"errors / lost", fmt.Sprintf("%d, %d / %d", f.oneErrors, f.threeErrors, f.lost), "0", f.oneErrors+f.threeErrors+f.lost == 0},
+	}
+	fmt.Println("| measure | figure | target | met |")
+	fmt.Println("| --- | --- | --- | --- |")
+	for _, r := range rows {
+		met := ""
+		if r.target != "" {
+			met = map[bool]string{true: "yes", false: "no"}[r.met]
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.value, r.target, met)
+	}
+}
