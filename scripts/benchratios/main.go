@@ -65,7 +65,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	c.dir = dir
 	if err := run(c); err != nil {
 		fail(err)
@@ -258,7 +258,7 @@ func awaitReady(addr string, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

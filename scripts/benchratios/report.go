@@ -15,7 +15,7 @@ func fsyncP50(dir string, n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	buf := make([]byte, 1024)
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
