@@ -153,3 +153,56 @@ func TestMoveAborted(t *testing.T) {
 		t.Fatalf("replay after the abort: %v", got)
 	}
 }
+
+// A frozen source refuses a settling ack (retried: the ack state went to the destination)
+// but serves an extend and a release: they change a lease only, and the leases stay at
+// the source until the move ends. The destination's fetches are lost once the source is
+// frozen, so that the move stays frozen.
+func TestFrozenSourceRefusesSettlesOnly(t *testing.T) {
+	c, ownerOf := routedCluster(t)
+	src := ownerOf[0]
+	dst := (src + 1) % 3
+	for i := range 4 {
+		produceTo(t, c, src, 0, fmt.Sprintf("m%d", i))
+	}
+	c.advance(1_000_000_000)
+	r := c.do(src, func(nd *node.Node, now int64, tok uint64) {
+		nd.Consume(now, tok, node.ConsumeRequest{Topic: "r", Partition: 0, Max: 3})
+	})
+	if r.Err != nil || len(r.Messages) != 3 {
+		t.Fatalf("consume: %v %d", r.Err, len(r.Messages))
+	}
+	frozen := func() bool {
+		mv := c.nodes[src].Moves()
+		return len(mv) == 1 && mv[0].State == "frozen"
+	}
+	c.drop = func(from, _ uint64, body []byte) bool {
+		return from == uint64(dst+1) && len(body) > 1 && body[1] == 19 && frozen() // a FetchRequest
+	}
+	if mv := moveOf(c, dst, 0, uint64(dst+1)); mv.Err != nil {
+		t.Fatalf("move: %v", mv.Err)
+	}
+	for i := 0; i < 5000 && !frozen(); i++ {
+		c.advance(1_000_000)
+	}
+	if !frozen() {
+		t.Fatalf("the move never froze: %+v", c.nodes[src].Moves())
+	}
+	ack := func(i int, mode node.AckMode) node.Response {
+		return c.do(src, func(nd *node.Node, now int64, tok uint64) {
+			nd.Ack(now, tok, "r", []string{r.Messages[i].ReceiptHandle}, mode)
+		})
+	}
+	if a := ack(0, node.AckSettle); !errors.Is(a.Err, node.ErrNotReady) {
+		t.Fatalf("a settle at the frozen source: %+v, want ErrNotReady", a)
+	}
+	if a := ack(1, node.AckExtend); a.Err != nil || a.Results[0] != nil {
+		t.Fatalf("an extend at the frozen source: %+v", a)
+	}
+	if a := ack(2, node.AckRelease); a.Err != nil || a.Results[0] != nil {
+		t.Fatalf("a release at the frozen source: %+v", a)
+	}
+	if !frozen() {
+		t.Fatalf("the move ended while the destination's fetches were lost: %+v", c.nodes[src].Moves())
+	}
+}

@@ -128,9 +128,14 @@ func (n *Node) answerFetch(p *partition, fs *fetchServe) {
 	n.send(fs.to, resp)
 }
 
-// refuseFrozenAcks answers whether any handle names a partition frozen here: the acks
-// are refused whole (ErrNotReady, retried): the ack state has gone to the destination.
-func (n *Node) refuseFrozenAcks(handles []string) error {
+// refuseFrozenAcks answers whether any handle of a settling ack names a partition frozen
+// here: the acks are refused whole (ErrNotReady, retried): the ack state has gone to the
+// destination. An extend or a release is served: it changes a lease only, and the
+// leases stay here (they end with the move, or go on if it is aborted).
+func (n *Node) refuseFrozenAcks(handles []string, mode AckMode) error {
+	if mode != AckSettle {
+		return nil
+	}
 	for _, h := range handles {
 		if k, _, _, err := decodeHandle(h); err == nil && n.frozenHere(k) {
 			return errMoving
