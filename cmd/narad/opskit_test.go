@@ -115,22 +115,28 @@ func promqlMetricNames(expr string) []string {
 	return names
 }
 
+// readKitFile reads a file of the kit and, given decode, decodes it into v.
+func readKitFile(t *testing.T, path string, decode func([]byte, any) error, v any) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decode != nil {
+		if err := decode(b, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return b
+}
+
 // ruleExprs reads the alert rules' expressions, and checks that each alert has a runbook
 // annotation and a section of ops/RUNBOOK.md under its name.
 func ruleExprs(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(alertRulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rules alertRules
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatalf("%s: %v", alertRulesFile, err)
-	}
-	runbook, err := os.ReadFile(runbookFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	readKitFile(t, alertRulesFile, yaml.Unmarshal, &rules)
+	runbook := readKitFile(t, runbookFile, nil, nil)
 	var exprs []string
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
@@ -154,14 +160,8 @@ func ruleExprs(t *testing.T) []string {
 // nested panels included) and the template variables' queries.
 func dashboardExprs(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(dashboardFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dash any
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatalf("%s: %v", dashboardFile, err)
-	}
+	readKitFile(t, dashboardFile, json.Unmarshal, &dash)
 	var exprs []string
 	var walk func(v any, key string)
 	walk = func(v any, key string) {
