@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -160,6 +163,12 @@ func ruleExprs(t *testing.T) []string {
 // nested panels included) and the template variables' queries.
 func dashboardExprs(t *testing.T) []string {
 	t.Helper()
+	return dashboardStrings(t, "expr", "query", "definition")
+}
+
+// dashboardStrings lists the dashboard's strings held under one of keys, at any depth.
+func dashboardStrings(t *testing.T, keys ...string) []string {
+	t.Helper()
 	var dash any
 	readKitFile(t, dashboardFile, json.Unmarshal, &dash)
 	var exprs []string
@@ -175,7 +184,7 @@ func dashboardExprs(t *testing.T) []string {
 				walk(e, key)
 			}
 		case string:
-			if key == "expr" || key == "query" || key == "definition" {
+			if slices.Contains(keys, key) {
 				exprs = append(exprs, x)
 			}
 		}
@@ -201,5 +210,39 @@ func TestPromqlMetricNames(t *testing.T) {
 		if got := exportedName(families, name); got != want {
 			t.Errorf("exportedName(%s) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestDashboardQueriesParse has promtool parse every panel query of the dashboard (as the
+// expressions of recording rules, Grafana's interval variables given a value): a PromQL
+// syntax error would otherwise show only as a broken panel. make ops-check runs it with
+// NARAD_OPS_CHECK=1, which makes a missing promtool a failure rather than a skip.
+func TestDashboardQueriesParse(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("NARAD_OPS_CHECK") != "" {
+			t.Fatalf("no promtool (apt-get install prometheus): %v", err)
+		}
+		t.Skip("no promtool; make ops-check runs this test")
+	}
+	type rule struct {
+		Record string `yaml:"record"`
+		Expr   string `yaml:"expr"`
+	}
+	var rules []rule
+	interval := regexp.MustCompile(`\$__[a-z_]+`) // $__rate_interval, $__interval, $__range
+	for i, expr := range dashboardStrings(t, "expr") {
+		rules = append(rules, rule{Record: fmt.Sprintf("narad:dashboard_query:%d", i), Expr: interval.ReplaceAllString(expr, "5m")})
+	}
+	b, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard-queries.yml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules of the dashboard's %d queries: %v\n%s", len(rules), err, out)
 	}
 }
