@@ -47,7 +47,7 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce \
 	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks
 
-.PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-ratios bench-move fuzz lint clean
+.PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-ratios bench-move fuzz lint ops-check clean
 
 all: build
 
@@ -59,9 +59,18 @@ run:
 	$(GO) run ./cmd/narad serve
 
 # The whole suite: lint, unit and property tests under the race detector (fuzz seed
-# corpora included), a short seed sweep, the cross-process determinism check and the
-# mutation check.
-test: lint unit coverage sim determinism mutation
+# corpora included), the operations kit's check, a short seed sweep, the cross-process
+# determinism check and the mutation check.
+test: lint unit ops-check coverage sim determinism mutation
+
+# The operations kit (ops/): the alert rules and the Grafana dashboard's queries parse
+# (promtool, of Debian's prometheus package, which .ci/run installs), and every metric
+# they name is one a real node exports (a test that scrapes one; unit runs these tests
+# too, under -race, but skips the dashboard's without promtool).
+ops-check:
+	@command -v promtool >/dev/null 2>&1 || { echo "ops-check: no promtool (apt-get install prometheus)"; exit 1; }
+	promtool check rules ops/prometheus/narad-alerts.yml
+	NARAD_OPS_CHECK=1 $(GO) test -count=1 -run '^(TestOpsKitNamesExportedMetrics|TestPromqlMetricNames|TestDashboardQueriesParse)$$' ./cmd/narad/
 
 unit:
 	$(GO) test -race -count=1 ./...

@@ -64,6 +64,13 @@ func startDaemon(t *testing.T, dir string, args []string, tune func(*config)) *t
 func startDaemonWith(t *testing.T, dir string, args []string, tune func(*config), scheme string, transport *http.Transport) *testDaemon {
 	t.Helper()
 	full := append([]string{"-data", dir, "-addr", "127.0.0.1:0", "-log-level", "info"}, args...)
+	return startDaemonArgs(t, dir, full, tune, scheme, transport)
+}
+
+// startDaemonArgs is startDaemonWith on the command line full alone (a config file may
+// give the data directory and the address).
+func startDaemonArgs(t *testing.T, dir string, full []string, tune func(*config), scheme string, transport *http.Transport) *testDaemon {
+	t.Helper()
 	cfg, err := parseServeFlags(full, io.Discard)
 	if err != nil {
 		t.Fatalf("parse flags %q: %v", full, err)

@@ -48,7 +48,11 @@ const usageText = `usage:
   narad version         print the version
   narad help            print this text
 
-serve flags (each falls back to an environment variable, then to a default):
+serve flags (each falls back to an environment variable, then to the config file,
+then to a default):
+  -config FILE              a TOML file whose keys are these flags' names, without the
+                            dash (NARAD_CONFIG; see docs/narad.example.toml); an unknown
+                            key or a value of the wrong type is an error
   -data DIR                 data directory (NARAD_DATA, default ./data)
   -addr HOST:PORT           HTTP listen address (NARAD_ADDR, default 127.0.0.1:7942)
   -log-level LEVEL          debug, info, warn or error (NARAD_LOG_LEVEL, default info)
@@ -128,7 +132,7 @@ func versionString() string {
 }
 
 // parseServeFlags reads serve's flags; an unset flag falls back to its environment
-// variable, then to its default.
+// variable, then to the config file (configfile.go), then to its default.
 func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("narad serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -148,11 +152,15 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	metricsAddr := fs.String("metrics-addr", envOr("NARAD_METRICS_ADDR", ""), "serve /metrics without credentials here (NARAD_METRICS_ADDR)")
 	tlsCert := fs.String("tls-cert", envOr("NARAD_TLS_CERT", ""), "TLS certificate file (NARAD_TLS_CERT)")
 	tlsKey := fs.String("tls-key", envOr("NARAD_TLS_KEY", ""), "TLS key file (NARAD_TLS_KEY)")
+	configPath := fs.String(configFlag, envOr("NARAD_CONFIG", ""), "TOML file of these settings (NARAD_CONFIG)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := applyConfigFile(fs, *configPath); err != nil { // below the flags and the environment
+		return config{}, err
 	}
 	cfg := config{data: *data, addr: *addr, nodeID: *nodeID, dev: *dev, adminPassword: os.Getenv("NARAD_ADMIN_PASSWORD"),
 		metricsAddr: *metricsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey}

@@ -81,10 +81,12 @@ func (m *metrics) opDone(res disk.Result, at int64) {
 	}
 }
 
-// Register adds the node's metrics to reg: the shell's latency histograms and a
-// collector that reads the core's counters on every scrape.
+// Register adds the node's metrics to reg: the shell's latency histograms, a collector
+// that reads the core's counters on every scrape, and one of the cluster's state and the
+// data disk's space (opsmetrics.go).
 func (s *Shell) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{s.metrics.walSync, s.metrics.plogOp, s.metrics.peerMessages, &coreCollector{s: s}} {
+	for _, c := range []prometheus.Collector{s.metrics.walSync, s.metrics.plogOp, s.metrics.peerMessages, &coreCollector{s: s},
+		&opsCollector{s: s}} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -51,6 +51,7 @@ type Shell struct {
 	// onUsers is told the users when they may have changed (WatchUsers).
 	onUsers      func([]meta.User, map[string]string)
 	usersVersion uint64
+	id           uint64 // this node's member id (the metastore's raft id)
 }
 
 var respPool = sync.Pool{New: func() any { return make(chan node.Response, 1) }}
@@ -77,7 +78,7 @@ func open(root string, cfg node.Config, m *metrics, link *peerLink, wrap func(di
 	}
 	s := &Shell{node: node.New(cfg, rng.New(binary.LittleEndian.Uint64(seed[:]))), dir: dir,
 		waiters: map[uint64]chan node.Response{}, failed: make(chan struct{}), metrics: m,
-		drained: make(chan struct{}), flushed: make(chan struct{}), link: link}
+		drained: make(chan struct{}), flushed: make(chan struct{}), link: link, id: runID(cfg.Meta.ID)}
 	if link != nil {
 		link.shell = s // before the first step starts a sender
 	}
