@@ -58,6 +58,9 @@ func TestAccessCredentials(t *testing.T) {
 		{"readyz open", request{method: "GET", path: "/readyz"}, http.StatusOK},
 		{"metrics needs credentials", request{method: "GET", path: "/metrics"}, http.StatusUnauthorized},
 		{"metrics with credentials", request{method: "GET", path: "/metrics", header: as("reader", "reader-password")}, http.StatusOK},
+		{"status page open", request{method: "GET", path: "/ui/"}, http.StatusOK},
+		{"status page without its slash (redirected)", request{method: "GET", path: "/ui"}, http.StatusOK},
+		{"status page GET only", request{method: "POST", path: "/ui/"}, http.StatusMethodNotAllowed},
 	}
 	for _, c := range cases {
 		res := f.do(c.req)

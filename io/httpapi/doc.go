@@ -19,7 +19,9 @@
 // POST /v1/cluster/members/{id}/forget?dry_run=true|false,
 // POST|DELETE /v1/cluster/members/{id}/decommission?dry_run=true|false,
 // GET|POST /v1/cluster/moves, POST /v1/cluster/moves/{topic}/{partition}/abort and
-// POST /v1/cluster/rebalance (admin routes: access.go; the moves, moves.go).
+// POST /v1/cluster/rebalance (admin routes: access.go; the moves, moves.go), and
+// GET /ui/, the status page of io/statusui, open like /healthz (it holds no data; its
+// script calls the routes above with the viewer's credentials; GET /ui redirects to it).
 //
 // # Errors
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/io/auth"
+	"github.com/narad/narad/io/statusui"
 )
 
 // Broker is what the HTTP layer drives: one node (io/nodeshell implements it). Every method
@@ -158,6 +159,8 @@ func (s *Server) buildRoutes() {
 		"/healthz":            s.newPattern("/healthz", on{"GET", s.healthz, permOpen}),
 		"/readyz":             s.newPattern("/readyz", on{"GET", s.readyz, permOpen}),
 		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage, permUser}),
+		statusui.Path:         s.newPattern(statusui.Path, on{"GET", statusPage, permOpen}),
+		statusui.PathNoSlash:  s.newPattern(statusui.PathNoSlash, on{"GET", toStatusPage, permOpen}),
 		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics, permUser}, on{"POST", s.createTopic, permUser}),
 		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members, permAdmin}),
 		"/v1/cluster/moves": s.newPattern("/v1/cluster/moves", on{"GET", s.moves, permAdmin},
@@ -342,6 +345,18 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ string) (int, 
 func (s *Server) metricsPage(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
 	s.promH.ServeHTTP(w, r)
 	return http.StatusOK, nil
+}
+
+// statusPage serves the status page (io/statusui). It holds no data, so it needs no
+// credentials: its script reads the API with the viewer's.
+func statusPage(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
+	statusui.Serve(w)
+	return http.StatusOK, nil
+}
+
+func toStatusPage(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+	http.Redirect(w, r, statusui.Path, http.StatusMovedPermanently)
+	return http.StatusMovedPermanently, nil
 }
 
 var statusOKBody = []byte(`{"status":"ok"}`)
