@@ -148,6 +148,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	node   string // the base URL of the node that answered
 }
 
 // do sends cl, retrying and failing over where that is safe, and returns the first answer
@@ -227,12 +228,12 @@ func (c *Client) once(ctx context.Context, node string, cl call) (answer, error)
 	if err != nil {
 		return answer{}, err
 	}
-	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, answerBytesMax))
+	_ = resp.Body.Close() // read whole: a close error changes nothing
 	if err != nil {
 		return answer{}, err
 	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: b}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: b, node: node}, nil
 }
 
 // retryable says whether a failed attempt may be tried again, and whether on the next

@@ -162,7 +162,7 @@ func (c *Client) AckBatch(ctx context.Context, topic string, handles []string, m
 	for i, r := range out.Results {
 		res[i].Status = r.Status
 		if r.Status >= 300 {
-			res[i].Err = &Error{Status: r.Status, Message: r.Error, Method: http.MethodPost, Path: path}
+			res[i].Err = &Error{Status: r.Status, Message: r.Error, Method: http.MethodPost, Path: path, Node: a.node}
 		}
 	}
 	return res, nil

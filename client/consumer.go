@@ -24,9 +24,6 @@ type Consumer struct {
 	OnError func(error)
 }
 
-// consumerBackoffMax bounds the wait after failed polls in a row.
-const consumerBackoffMax = 5 * time.Second
-
 // Run polls until ctx ends (it then returns nil) or an error no wait repairs: a 4xx other
 // than 429 (the topic does not exist, the credentials are refused, a grant is missing).
 // The leases of a batch are settled together, acks in one request and nacks in another;

@@ -312,7 +312,7 @@ func (x *cli) ackCommands() []*cobra.Command {
 					return err
 				}
 				n, err := x.settle(ctx, args[0], handles, a.mode)
-				if err != nil && n == 0 {
+				if err != nil && len(handles) == 1 {
 					return err
 				}
 				if perr := x.done(map[string]int{a.past: n, "failed": len(handles) - n},
