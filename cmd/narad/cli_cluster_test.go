@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/client"
+)
+
+// TestToolsOnThreeNodes runs the command line and the client package against a cluster
+// of three `narad serve` processes: members, a topic made through any node, produce and
+// consume spread over the nodes; then one node is killed (SIGKILL) and both go on through
+// a node list that names it first.
+func TestToolsOnThreeNodes(t *testing.T) {
+	_, ms := clusterUnderTest(t)
+	var addrs []string
+	for _, m := range ms {
+		addrs = append(addrs, m.addr)
+	}
+	u := cliAs(t, strings.Join(addrs, ","), "admin", testAdminPassword)
+	members := jsonOut[struct{ Members []client.Member }](t, u.ok("cluster", "members", "-o", "json")).Members
+	leaders := 0
+	for _, m := range members {
+		if m.Leader {
+			leaders++
+		}
+	}
+	if len(members) != clusterNodes || leaders != 1 {
+		t.Fatalf("members: %+v", members)
+	}
+	u.ok("topic", "create", "orders", "--partitions", "3")
+	for _, m := range ms {
+		eventually(t, clusterFormBound, fmt.Sprintf("node %d knows the topic", m.id), func() bool {
+			return cliAs(t, m.addr, "admin", testAdminPassword).run("", "topic", "get", "orders").code == 0
+		})
+	}
+	var lines strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&lines, "line-%d\n", i)
+	}
+	if out := u.okIn(lines.String(), "produce", "orders", "--batch", "7"); out != "accepted 30\n" {
+		t.Fatalf("produce: %q", out)
+	}
+	got := map[string]int{}
+	for _, m := range messageLines(t, u.ok("consume", "orders", "--count", "30", "--max", "10", "--wait", "1s", "--ack")) {
+		got[m.text(t)]++
+	}
+	if len(got) != 30 {
+		t.Fatalf("consumed %d distinct lines of 30: %v", len(got), got)
+	}
+	u.ok("cluster", "moves")
+	c := clientOf(t, addrs, "admin", testAdminPassword)
+	clientRoundTrip(t, c, nil, 12)
+	failover(t, ms, members)
+}
+
+// clientRoundTrip produces n messages through c (pinned to part when set), consumes them
+// and acks them in one batch.
+func clientRoundTrip(t *testing.T, c *client.Client, part *uint32, n int) {
+	t.Helper()
+	ctx := context.Background()
+	batch := make([]client.BatchMessage, n)
+	for i := range batch {
+		batch[i] = client.BatchMessage{Payload: fmt.Appendf(nil, "rt-%d", i), Partition: part}
+	}
+	if acc, err := c.ProduceBatch(ctx, "orders", batch); err != nil || acc != n {
+		t.Fatalf("batch produce: %d %v", acc, err)
+	}
+	ms := clientMessages(t, c, "orders", n, part)
+	handles := make([]string, len(ms))
+	for i, m := range ms {
+		handles[i] = m.ReceiptHandle
+	}
+	res, err := c.AckBatch(ctx, "orders", handles, client.Settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("ack %d: %v", i, r.Err)
+		}
+	}
+}
+
+// failover kills a member that does not lead and uses the CLI and the client through a
+// node list that starts with it: a refused connection moves each call to the next node.
+func failover(t *testing.T, ms []*member, members []client.Member) {
+	var victim *member
+	for _, m := range members {
+		if !m.Leader && victim == nil {
+			victim = ms[m.ID-1]
+		}
+	}
+	u := cliAs(t, strings.Join([]string{ms[0].addr, ms[1].addr, ms[2].addr}, ","), "admin", testAdminPassword)
+	tp := jsonOut[client.Topic](t, u.ok("topic", "get", "orders", "-o", "json"))
+	part := -1
+	for _, p := range tp.PartitionStats {
+		if p.OwnerNode != strconv.FormatUint(victim.id, 10) {
+			part = int(p.Index)
+		}
+	}
+	if part < 0 {
+		t.Fatalf("every partition is owned by node %d: %+v", victim.id, tp.PartitionStats)
+	}
+	victim.down.Store(true)
+	victim.c.kill()
+	t.Logf("killed node %d; partition %d is owned by a live node", victim.id, part)
+	urls := []string{victim.addr}
+	for _, m := range ms {
+		if m != victim {
+			urls = append(urls, m.addr)
+		}
+	}
+	uf := cliAs(t, strings.Join(urls, ","), "admin", testAdminPassword)
+	if out := uf.ok("cluster", "members"); strings.Count(out, "\n") != clusterNodes+1 {
+		t.Fatalf("members after the kill: %q", out)
+	}
+	p := strconv.Itoa(part)
+	uf.ok("produce", "orders", "after-the-kill", "--partition", p)
+	after := messageLines(t, uf.ok("consume", "orders", "--partition", p, "--count", "1", "--wait", "2s", "--ack"))
+	if len(after) != 1 || after[0].text(t) != "after-the-kill" {
+		t.Fatalf("consume after the kill: %+v", after)
+	}
+	cf := clientOf(t, urls, "admin", testAdminPassword)
+	if _, err := cf.Members(context.Background()); err != nil {
+		t.Fatalf("client members after the kill: %v", err)
+	}
+	pp := uint32(part)
+	clientRoundTrip(t, cf, &pp, 5)
+}
