@@ -116,7 +116,7 @@ func TestToolsOnOneNode(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		f    func(*testing.T, *testDaemon)
-	}{{"topics", cliTopics}, {"produce-consume-ack", cliProduceConsumeAck}, {"follow", cliConsumeFollowStopsOnASignal},
+	}{{"readme-quick-start", readmeQuickStart}, {"topics", cliTopics}, {"produce-consume-ack", cliProduceConsumeAck}, {"follow", cliConsumeFollowStopsOnASignal},
 		{"users", cliUsers}, {"cluster", cliClusterCommandsOnOneNode}, {"bench", cliBench},
 		{"client-messages", clientMessagesAndLeases}, {"client-consumer", clientConsumer}, {"client-admin", clientAdmin}} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, d.in(t)) })

@@ -105,15 +105,16 @@ func (x *cli) topicCommand() *cobra.Command {
 	return cmd
 }
 
-var topicHeader = []string{"NAME", "ID", "PARTITIONS", "RETENTION", "VISIBILITY", "MAX IN FLIGHT"}
+// topicHeader: the incarnation id comes last, a detail beside the settings.
+var topicHeader = []string{"NAME", "PARTITIONS", "RETENTION", "VISIBILITY", "MAX IN FLIGHT", "ID"}
 
 func topicRow(t client.Topic) []string {
 	retention := "forever"
 	if t.RetentionMs > 0 {
 		retention = (time.Duration(t.RetentionMs) * time.Millisecond).String()
 	}
-	return []string{t.Name, u64(t.ID), u64(uint64(t.Partitions)), retention,
-		(time.Duration(t.VisibilityTimeoutMs) * time.Millisecond).String(), u64(uint64(t.MaxInFlightPerPartition))}
+	return []string{t.Name, u64(uint64(t.Partitions)), retention,
+		(time.Duration(t.VisibilityTimeoutMs) * time.Millisecond).String(), u64(uint64(t.MaxInFlightPerPartition)), u64(t.ID)}
 }
 
 // showTopics prints v as JSON, or ts as a table.
