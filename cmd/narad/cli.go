@@ -105,16 +105,7 @@ func runCLI(env cliEnv, args []string) int {
 	status := -1
 	root := x.rootCommand(&status)
 	root.SetArgs(args)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-env.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(context.Background())
 	if x.c != nil {
 		x.c.Close()
 	}
@@ -221,8 +212,9 @@ func (x *cli) envOr(name, def string) string {
 	return def
 }
 
-// run wraps a command's function: it checks --output, makes the client and marks what the
-// function returns as the command's own error.
+// run wraps a command's function: it checks --output, makes the client, gives the
+// function a context that a signal on stop ends (serve alone reads stop otherwise), and
+// marks what the function returns as the command's own error.
 func (x *cli) run(f func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
 		if x.output != "table" && x.output != "json" {
@@ -231,7 +223,16 @@ func (x *cli) run(f func(ctx context.Context, args []string) error) func(*cobra.
 		if err := x.connect(); err != nil {
 			return cmdError{err}
 		}
-		if err := f(c.Context(), args); err != nil {
+		ctx, cancel := context.WithCancel(c.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-x.env.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := f(ctx, args); err != nil {
 			return cmdError{err}
 		}
 		return nil

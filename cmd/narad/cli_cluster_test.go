@@ -45,13 +45,32 @@ func TestToolsOnThreeNodes(t *testing.T) {
 		t.Fatalf("produce: %q", out)
 	}
 	got := map[string]int{}
-	for _, m := range messageLines(t, u.ok("consume", "orders", "--count", "30", "--max", "10", "--wait", "1s", "--ack")) {
+	var handles strings.Builder
+	for _, m := range messageLines(t, u.ok("consume", "orders", "--count", "30", "--max", "10", "--wait", "1s")) {
 		got[m.text(t)]++
+		fmt.Fprintln(&handles, m.ReceiptHandle)
+		if m.Offset == 0 && m.Partition == 0 {
+			if r := messageLines(t, u.ok("replay", "orders", "--partition", "0", "--offset", "0")); r[0].text(t) != m.text(t) {
+				t.Fatalf("replay of 0/0: %+v, consumed %+v", r, m)
+			}
+		}
 	}
 	if len(got) != 30 {
 		t.Fatalf("consumed %d distinct lines of 30: %v", len(got), got)
 	}
+	if out := u.okIn(handles.String(), "ack", "orders"); out != "acked 30 of 30\n" { // each routed to its owner
+		t.Fatalf("ack: %q", out)
+	}
 	u.ok("cluster", "moves")
+	u.ok("cluster", "rebalance")
+	if d := jsonOut[client.Decommission](t, u.ok("cluster", "decommission", "3", "--dry-run", "-o", "json")); !d.DryRun {
+		t.Fatalf("decommission --dry-run: %+v", d)
+	}
+	u.fails(exitConflict, "409", "cluster", "forget", "3", "--dry-run") // alive
+	if s := jsonOut[benchSummary](t, u.ok("bench", "b3", "--create", "--messages", "60", "--workers", "3", "-o", "json")); s.Messages != 60 ||
+		s.Nodes != clusterNodes || s.Errors != 0 {
+		t.Fatalf("bench over the three nodes: %+v", s)
+	}
 	c := clientOf(t, addrs, "admin", testAdminPassword)
 	clientRoundTrip(t, c, nil, 12)
 	failover(t, ms, members)
