@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -26,19 +28,14 @@ func (x *cli) newPassword(file string) (string, error) {
 	if p := x.env.getenv("NARAD_NEW_PASSWORD"); p != "" {
 		return p, nil
 	}
-	lines := make(chan []byte, 1)
-	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(x.env.stdin, lines) }()
-	p, ok := <-lines
-	for range lines { // read to the end, so the reader returns
+	line, err := bufio.NewReader(x.env.stdin).ReadString('\n')
+	if p := firstLine(line); p != "" {
+		return p, nil
 	}
-	if err := <-readErr; err != nil {
-		return "", err
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("read stdin: %w", err)
 	}
-	if !ok {
-		return "", fmt.Errorf("%w: no new password (--new-password-file, NARAD_NEW_PASSWORD or stdin)", errUsage)
-	}
-	return string(p), nil
+	return "", fmt.Errorf("%w: no new password (--new-password-file, NARAD_NEW_PASSWORD or stdin)", errUsage)
 }
 
 // parseGrants reads --grant values: ACTION or ACTION:PATTERN[,PATTERN...].

@@ -94,6 +94,12 @@ func (x *cli) produceLines(ctx context.Context, topic string, batch int, key *st
 	lines := make(chan []byte, batch)
 	readErr := make(chan error, 1)
 	go func() { readErr <- readLines(x.env.stdin, lines) }()
+	defer func() { // on an early return the reader may wait to send: let it finish
+		go func() {
+			for range lines {
+			}
+		}()
+	}()
 	accepted := 0
 	var msgs []client.BatchMessage
 	bytes := 0
