@@ -173,14 +173,14 @@ func (c *Client) do(ctx context.Context, cl call) (answer, error) {
 			err = c.errorOf(cl, c.nodes[idx], a)
 		}
 		last = err
+		if move { // this call's next try, and the calls after it, go to the next node
+			idx = (idx + 1) % len(c.nodes)
+			c.next.Store(uint32(idx))
+		}
 		if !retry || attempt == c.attempts-1 {
 			break
 		}
 		var delay time.Duration
-		if move {
-			idx = (idx + 1) % len(c.nodes)
-			c.next.Store(uint32(idx))
-		}
 		if !move || tried[idx] {
 			delay = c.backoff(attempt)
 		}

@@ -94,6 +94,14 @@ func TestProduceIsNotRetriedBlindly(t *testing.T) {
 		f.hits.Load() != 5 {
 		t.Fatalf("produce on 503 with RetryMayDuplicate: %v after %d requests in all, want 5", err, f.hits.Load())
 	}
+	up := newFake(t, http.StatusAccepted) // a 503 not retried still sends the next call elsewhere
+	two := fastClient(t, []string{f.addr(), up.addr()})
+	if err := two.Produce(ctx, "t", []byte("x")); !errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("produce on 503 of two nodes: %v", err)
+	}
+	if err := two.Produce(ctx, "t", []byte("x")); err != nil || up.hits.Load() != 1 {
+		t.Fatalf("the produce after a 503: %v, %d requests to the other node", err, up.hits.Load())
+	}
 	f.status.Store(http.StatusTooManyRequests) // nothing stored: retried without the option
 	f.hits.Store(0)
 	if _, err := c.ProduceBatch(ctx, "t", []client.BatchMessage{{Payload: []byte("x")}}); !errors.Is(err,

@@ -151,14 +151,20 @@ func exitStatus(err error) int {
 		return exitGone
 	case s == http.StatusServiceUnavailable || s == http.StatusTooManyRequests || s == http.StatusInsufficientStorage:
 		return exitUnavailable
-	case errors.Is(err, errUsage):
+	case errors.As(err, new(usageError)):
 		return exitUsage
 	}
 	return exitError
 }
 
-// errUsage wraps a bad value a command found after parsing.
-var errUsage = errors.New("usage")
+// usageError is a bad value a command found after cobra parsed its command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef is a usageError of a message.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // rootCommand builds the command tree; serve's exit status goes to *status.
 func (x *cli) rootCommand(status *int) *cobra.Command {
@@ -251,7 +257,7 @@ func (x *cli) connect() error {
 	}
 	c, err := client.New([]string{x.url}, opts...)
 	if err != nil {
-		return fmt.Errorf("%w: --url: %v", errUsage, err)
+		return usagef("--url: %v", err)
 	}
 	x.c = c
 	return nil
@@ -264,7 +270,7 @@ func (x *cli) password() (string, error) {
 	}
 	b, err := os.ReadFile(x.passwordFile)
 	if err != nil {
-		return "", fmt.Errorf("%w: --password-file: %v", errUsage, err)
+		return "", usagef("--password-file: %v", err)
 	}
 	return firstLine(string(b)), nil
 }

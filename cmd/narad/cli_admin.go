@@ -21,7 +21,7 @@ func (x *cli) newPassword(file string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("%w: --new-password-file: %v", errUsage, err)
+			return "", usagef("--new-password-file: %v", err)
 		}
 		return firstLine(string(b)), nil
 	}
@@ -35,7 +35,7 @@ func (x *cli) newPassword(file string) (string, error) {
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
-	return "", fmt.Errorf("%w: no new password (--new-password-file, NARAD_NEW_PASSWORD or stdin)", errUsage)
+	return "", usagef("no new password (--new-password-file, NARAD_NEW_PASSWORD or stdin)")
 }
 
 // parseGrants reads --grant values: ACTION or ACTION:PATTERN[,PATTERN...].
@@ -227,7 +227,7 @@ func (x *cli) clusterCommand() *cobra.Command {
 func topicPartition(args []string) (string, uint32, error) {
 	p, err := strconv.ParseUint(args[1], 10, 32)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: partition %q: want a number", errUsage, args[1])
+		return "", 0, usagef("partition %q: want a number", args[1])
 	}
 	return args[0], uint32(p), nil
 }

@@ -118,16 +118,16 @@ func (x *cli) benchCommand() *cobra.Command {
 func (f benchFlags) check() error {
 	switch {
 	case f.workers < 1 || f.workers > benchWorkersMax:
-		return fmt.Errorf("%w: --workers %d: want 1 to %d", errUsage, f.workers, benchWorkersMax)
+		return usagef("--workers %d: want 1 to %d", f.workers, benchWorkersMax)
 	case f.size < 1 || f.size > client.MessageBytesMax:
-		return fmt.Errorf("%w: --size %d: want 1 to %d", errUsage, f.size, client.MessageBytesMax)
+		return usagef("--size %d: want 1 to %d", f.size, client.MessageBytesMax)
 	case f.batch < 1 || f.batch > client.BatchMax || f.batch*f.size > client.BatchBytesMax/2:
-		return fmt.Errorf("%w: --batch %d: want 1 to %d, and batch×size at most %d", errUsage, f.batch, client.BatchMax,
+		return usagef("--batch %d: want 1 to %d, and batch×size at most %d", f.batch, client.BatchMax,
 			client.BatchBytesMax/2)
 	case f.duration <= 0 || f.duration > benchDurationMax:
-		return fmt.Errorf("%w: --duration %v: want more than 0, at most %v", errUsage, f.duration, benchDurationMax)
+		return usagef("--duration %v: want more than 0, at most %v", f.duration, benchDurationMax)
 	case f.messages < 0:
-		return fmt.Errorf("%w: --messages %d: want 0 or more", errUsage, f.messages)
+		return usagef("--messages %d: want 0 or more", f.messages)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (x *cli) produceCommand() *cobra.Command {
 	fs.BoolVar(&f.mayDuplicate, "retry-may-duplicate", false, "retry after a 503 or a cut connection: a message may be stored twice")
 	cmd.RunE = x.run(func(ctx context.Context, args []string) error {
 		if f.batch < 1 || f.batch > client.BatchMax {
-			return fmt.Errorf("%w: --batch %d: want 1 to %d", errUsage, f.batch, client.BatchMax)
+			return usagef("--batch %d: want 1 to %d", f.batch, client.BatchMax)
 		}
 		var key *string
 		var part *uint32
@@ -189,7 +189,7 @@ func (x *cli) consumeCommand() *cobra.Command {
 	fs.BoolVar(&f.ack, "ack", false, "acknowledge each record once printed")
 	cmd.RunE = x.run(func(ctx context.Context, args []string) error {
 		if f.max < 1 || f.max > client.ConsumeMax || f.count < 0 {
-			return fmt.Errorf("%w: --max %d: want 1 to %d (and --count 0 or more)", errUsage, f.max, client.ConsumeMax)
+			return usagef("--max %d: want 1 to %d (and --count 0 or more)", f.max, client.ConsumeMax)
 		}
 		if f.follow && !fs.Changed("wait") {
 			f.wait = client.WaitMax
@@ -348,7 +348,7 @@ func (x *cli) handles(args []string) ([]string, error) {
 		return nil, err
 	}
 	if len(hs) == 0 {
-		return nil, fmt.Errorf("%w: no receipt handle (as arguments or on stdin)", errUsage)
+		return nil, usagef("no receipt handle (as arguments or on stdin)")
 	}
 	return hs, nil
 }
@@ -372,7 +372,7 @@ func (x *cli) replayCommand() *cobra.Command {
 	_ = cmd.MarkFlagRequired("offset")
 	cmd.RunE = x.run(func(ctx context.Context, args []string) error {
 		if count < 1 || count > replayCountMax {
-			return fmt.Errorf("%w: --count %d: want 1 to %d", errUsage, count, replayCountMax)
+			return usagef("--count %d: want 1 to %d", count, replayCountMax)
 		}
 		for i := range uint64(count) {
 			m, err := x.c.Replay(ctx, args[0], partition, offset+i)
@@ -392,7 +392,7 @@ func (x *cli) replayCommand() *cobra.Command {
 func atoiID(s string) (uint64, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || id == 0 {
-		return 0, fmt.Errorf("%w: member id %q: want a number, 1 or more", errUsage, s)
+		return 0, usagef("member id %q: want a number, 1 or more", s)
 	}
 	return id, nil
 }
