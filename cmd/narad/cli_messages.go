@@ -102,14 +102,14 @@ func (x *cli) produceLines(ctx context.Context, topic string, batch int, key *st
 	}()
 	accepted := 0
 	var msgs []client.BatchMessage
-	bytes := 0
+	pending := 0 // the payload bytes of msgs
 	flush := func() error {
 		if len(msgs) == 0 {
 			return nil
 		}
 		n, err := x.c.ProduceBatch(ctx, topic, msgs, opts...)
 		accepted += n
-		msgs, bytes = msgs[:0], 0
+		msgs, pending = msgs[:0], 0
 		return err
 	}
 	for {
@@ -129,13 +129,13 @@ func (x *cli) produceLines(ctx context.Context, topic string, batch int, key *st
 			}
 			return accepted, <-readErr
 		}
-		if len(msgs) == batch || bytes+len(line) > produceBatchBytesMax {
+		if len(msgs) == batch || pending+len(line) > produceBatchBytesMax {
 			if err := flush(); err != nil {
 				return accepted, err
 			}
 		}
 		msgs = append(msgs, client.BatchMessage{Payload: line, Key: key, Partition: part})
-		bytes += len(line)
+		pending += len(line)
 	}
 }
 
