@@ -257,13 +257,14 @@ func (c *Client) retryable(cl call, a answer, err error) (retry, move bool) {
 }
 
 // notSent reports whether err shows that the request never reached a node: the
-// connection could not be made.
+// connection could not be made, or net/http found the kept-alive connection it took
+// closed by the node before it wrote the request (its error has no exported type).
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
-	return errors.Is(err, syscall.ECONNREFUSED)
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // errorOf is the *Error of an error answer.

@@ -163,3 +163,32 @@ func readmeMatch(want, got string) bool {
 	re = strings.ReplaceAll(re, regexp.QuoteMeta("..."), "[^\n]*")
 	return regexp.MustCompile("^" + re + "$").MatchString(got)
 }
+
+// TestReadmeSessionParsing: the parts of the quick start's runner that decide whether the
+// README drifted.
+func TestReadmeSessionParsing(t *testing.T) {
+	if got := stripComment(`narad produce orders '{"id":1}' # a comment`); got != `narad produce orders '{"id":1}'` {
+		t.Errorf("stripComment: %q", got)
+	}
+	if got := stripComment(`printf 'a # b' | narad x`); got != `printf 'a # b' | narad x` {
+		t.Errorf("stripComment in quotes: %q", got)
+	}
+	if w := shellWords(t, `narad produce orders '{"id":1}' --key "customer 7"`); len(w) != 6 || w[3] != `{"id":1}` ||
+		w[5] != "customer 7" {
+		t.Errorf("shellWords: %q", w)
+	}
+	for _, c := range []struct {
+		want, got string
+		match     bool
+	}{
+		{`{"offset":0,"timestamp":...}`, `{"offset":0,"timestamp":1796605350}`, true},
+		{`{"offset":0,"timestamp":...}`, `{"offset":1,"timestamp":1796605350}`, false},
+		{"accepted 1", "accepted 1\naccepted 1", false},
+		{"a ...\nb", "a x\nb", true},
+		{"...", "two\nlines", false},
+	} {
+		if readmeMatch(c.want, c.got) != c.match {
+			t.Errorf("readmeMatch(%q, %q) = %v", c.want, c.got, !c.match)
+		}
+	}
+}
