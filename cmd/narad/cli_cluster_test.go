@@ -73,7 +73,46 @@ func TestToolsOnThreeNodes(t *testing.T) {
 	}
 	c := clientOf(t, addrs, "admin", testAdminPassword)
 	clientRoundTrip(t, c, nil, 12)
-	failover(t, ms, members)
+	cliMove(t, u)
+	victim, owned := failover(t, ms, members)
+	var leader *member
+	for _, m := range members {
+		if m.Leader {
+			leader = ms[m.ID-1]
+		}
+	}
+	waitMarkedDead(t, leader, victim)
+	f := jsonOut[client.Forget](t, cliAs(t, leader.addr, "admin", testAdminPassword).ok("cluster", "forget",
+		strconv.FormatUint(victim.id, 10), "--dry-run", "-o", "json"))
+	ofOrders := 0
+	for _, p := range f.Partitions {
+		if p.Topic == "orders" {
+			ofOrders++
+		}
+	}
+	if !f.DryRun || f.Member != victim.id || ofOrders != owned {
+		t.Fatalf("forget --dry-run of the dead node: %+v", f)
+	}
+}
+
+// cliMove moves partition 0 of orders to another member with narad cluster move and
+// waits until the move is done (narad cluster moves lists none, the owner changed).
+func cliMove(t *testing.T, u *cliUser) {
+	owner := func() string {
+		return jsonOut[client.Topic](t, u.ok("topic", "get", "orders", "-o", "json")).PartitionStats[0].OwnerNode
+	}
+	from := owner()
+	to := "1"
+	if from == "1" {
+		to = "2"
+	}
+	if out := u.ok("cluster", "move", "orders", "0", "--to", to); out != "moving orders/0 to member "+to+"\n" {
+		t.Fatalf("move: %q", out)
+	}
+	eventually(t, clusterFormBound, "the move of orders/0 is done", func() bool {
+		return u.ok("cluster", "moves", "-o", "json") == `{"moves":[]}`+"\n" && owner() == to
+	})
+	u.fails(exitNotFound, "404", "cluster", "abort", "orders", "0") // no move of it any more
 }
 
 // clientRoundTrip produces n messages through c (pinned to part when set), consumes them
@@ -106,7 +145,8 @@ func clientRoundTrip(t *testing.T, c *client.Client, part *uint32, n int) {
 
 // failover kills a member that does not lead and uses the CLI and the client through a
 // node list that starts with it: a refused connection moves each call to the next node.
-func failover(t *testing.T, ms []*member, members []client.Member) {
+// It returns the killed member and how many partitions it owned.
+func failover(t *testing.T, ms []*member, members []client.Member) (*member, int) {
 	var victim *member
 	for _, m := range members {
 		if !m.Leader && victim == nil {
@@ -115,10 +155,12 @@ func failover(t *testing.T, ms []*member, members []client.Member) {
 	}
 	u := cliAs(t, strings.Join([]string{ms[0].addr, ms[1].addr, ms[2].addr}, ","), "admin", testAdminPassword)
 	tp := jsonOut[client.Topic](t, u.ok("topic", "get", "orders", "-o", "json"))
-	part := -1
+	part, owned := -1, 0
 	for _, p := range tp.PartitionStats {
 		if p.OwnerNode != strconv.FormatUint(victim.id, 10) {
 			part = int(p.Index)
+		} else {
+			owned++
 		}
 	}
 	if part < 0 {
@@ -149,4 +191,5 @@ func failover(t *testing.T, ms []*member, members []client.Member) {
 	}
 	pp := uint32(part)
 	clientRoundTrip(t, cf, &pp, 5)
+	return victim, owned
 }
