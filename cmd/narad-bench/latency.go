@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/narad/narad/internal/benchstat"
 )
 
 // produceAnswerMax bounds how long a produce sent before the end of the produce phase may
@@ -165,8 +167,8 @@ func (l *latencyRun) latencyStats(spec runSpec, cres Result) *LatencyStats {
 		Unanswered: s.unanswered, Early: s.early, Foreign: s.foreign,
 		ConsumeReqs: cres.Requests, EmptyPolls: cres.EmptyPolls,
 		LatencyN: s.latency.Count(),
-		P50Ms:    ms(s.latency.Quantile(0.50)), P99Ms: ms(s.latency.Quantile(0.99)),
-		MaxMs: ms(s.latency.Max()), MeanMs: ms(s.latency.Mean()),
+		P50Ms:    benchstat.Ms(s.latency.Quantile(0.50)), P99Ms: benchstat.Ms(s.latency.Quantile(0.99)),
+		MaxMs: benchstat.Ms(s.latency.Max()), MeanMs: benchstat.Ms(s.latency.Mean()),
 	}
 }
 

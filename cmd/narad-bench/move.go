@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/narad/narad/internal/benchstat"
 )
 
 // The move mode (issue 14's figures): against a cluster (-addr with two nodes or more),
@@ -159,13 +161,13 @@ func (r *moveRun) getJSON(ctx context.Context, u string, v any) error {
 
 // loadStats are one load run's produce latencies.
 type loadStats struct {
-	h    Histogram
+	h    benchstat.Histogram
 	n    int
 	errs int
 }
 
-func (s *loadStats) p50() string { return fmtMs(ms(s.h.Quantile(0.5))) }
-func (s *loadStats) p99() string { return fmtMs(ms(s.h.Quantile(0.99))) }
+func (s *loadStats) p50() string { return benchstat.FmtMs(benchstat.Ms(s.h.Quantile(0.5))) }
+func (s *loadStats) p99() string { return benchstat.FmtMs(benchstat.Ms(s.h.Quantile(0.99))) }
 
 // load runs the producers on partitions 1.. until done is closed (nil: for -duration).
 func (r *moveRun) load(ctx context.Context, done <-chan struct{}) *loadStats {

@@ -5,141 +5,17 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/narad/narad/internal/benchstat"
 )
-
-// Histogram is a fixed-size log-linear histogram of durations in nanoseconds: exact below
-// 256 ns, then 128 linear sub-buckets per power of two, so a reported percentile is within
-// 1/128 (< 0.8 %) of the true value. Values above histMax (about 18 minutes) land in the
-// last bucket. Record does no allocation and takes no lock: each worker owns one and the
-// runner merges them once the workers have stopped.
-type Histogram struct {
-	counts [histBuckets]uint64
-	n      uint64
-	sum    uint64
-	min    uint64
-	max    uint64
-}
-
-const (
-	histSubBits = 7
-	histSub     = 1 << histSubBits // linear sub-buckets per power of two
-	histMaxBits = 40
-	histMax     = 1<<histMaxBits - 1
-	// the bucket index of histMax is (histMaxBits-histSubBits-1)*histSub + (histMax >> e),
-	// whose top is 2*histSub-1.
-	histBuckets = (histMaxBits-histSubBits-1)*histSub + 2*histSub
-)
-
-func histIndex(v uint64) int {
-	if v > histMax {
-		v = histMax
-	}
-	e := bits.Len64(v) - histSubBits - 1
-	if e < 0 {
-		e = 0
-	}
-	return e*histSub + int(v>>uint(e))
-}
-
-// histBounds gives the smallest and largest value that fall in bucket i.
-func histBounds(i int) (lo, hi uint64) {
-	e := i>>histSubBits - 1
-	if e < 0 {
-		e = 0
-	}
-	m := uint64(i - e*histSub)
-	lo = m << uint(e)
-	return lo, lo + 1<<uint(e) - 1
-}
-
-// Record adds one duration (negative durations count as zero).
-func (h *Histogram) Record(d time.Duration) {
-	v := uint64(0)
-	if d > 0 {
-		v = uint64(d)
-	}
-	h.counts[histIndex(v)]++
-	if h.n == 0 || v < h.min {
-		h.min = v
-	}
-	if v > h.max {
-		h.max = v
-	}
-	h.n++
-	h.sum += v
-}
-
-// Merge adds o's samples to h.
-func (h *Histogram) Merge(o *Histogram) {
-	if o.n == 0 {
-		return
-	}
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	if h.n == 0 || o.min < h.min {
-		h.min = o.min
-	}
-	if o.max > h.max {
-		h.max = o.max
-	}
-	h.n += o.n
-	h.sum += o.sum
-}
-
-// Count is the number of samples recorded.
-func (h *Histogram) Count() uint64 { return h.n }
-
-// Max is the largest sample, exact.
-func (h *Histogram) Max() time.Duration { return time.Duration(h.max) }
-
-// Min is the smallest sample, exact.
-func (h *Histogram) Min() time.Duration { return time.Duration(h.min) }
-
-// Mean is the exact mean.
-func (h *Histogram) Mean() time.Duration {
-	if h.n == 0 {
-		return 0
-	}
-	return time.Duration(h.sum / h.n)
-}
-
-// Quantile gives the value at quantile q in [0,1]: the top of the bucket holding the sample
-// of rank ceil(q·n), clamped to the exact min and max. Zero when empty.
-func (h *Histogram) Quantile(q float64) time.Duration {
-	if h.n == 0 {
-		return 0
-	}
-	if q <= 0 {
-		return time.Duration(h.min)
-	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	if rank < 1 {
-		rank = 1
-	}
-	if rank > h.n {
-		rank = h.n
-	}
-	var cum uint64
-	for i, c := range h.counts {
-		cum += c
-		if cum >= rank {
-			_, hi := histBounds(i)
-			hi = min(max(hi, h.min), h.max)
-			return time.Duration(hi)
-		}
-	}
-	return time.Duration(h.max)
-}
 
 // workerStats is what one worker counts; it is touched by that worker only until the run
 // ends, so nothing on the hot path locks.
 type workerStats struct {
-	hist       Histogram
+	hist       benchstat.Histogram
 	msgs       uint64 // messages accepted (produce) or acknowledged (consume-ack)
 	reqs       uint64 // HTTP requests that got a response
 	empty      uint64 // consume polls answered 204
@@ -207,8 +83,6 @@ func (r *Result) addNote(s string) {
 	r.Note += s
 }
 
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
@@ -235,7 +109,7 @@ func mergeErrors(dst, src *Result) {
 
 // mergeStats folds the workers' counts into r.
 func mergeStats(r *Result, all []*workerStats, elapsed time.Duration) {
-	var h Histogram
+	var h benchstat.Histogram
 	first := map[string]firstErr{}
 	for _, ws := range all {
 		h.Merge(&ws.hist)
@@ -268,23 +142,10 @@ func mergeStats(r *Result, all []*workerStats, elapsed time.Duration) {
 		r.ReqsPerSec = round1(float64(r.Requests) / s)
 	}
 	r.LatencyN = h.Count()
-	r.P50Ms = ms(h.Quantile(0.50))
-	r.P99Ms = ms(h.Quantile(0.99))
-	r.MaxMs = ms(h.Max())
-	r.MeanMs = ms(h.Mean())
-}
-
-func fmtMs(v float64) string {
-	switch {
-	case v == 0:
-		return "-"
-	case v < 1:
-		return fmt.Sprintf("%.0fµs", v*1000)
-	case v < 1000:
-		return fmt.Sprintf("%.2fms", v)
-	default:
-		return fmt.Sprintf("%.2fs", v/1000)
-	}
+	r.P50Ms = benchstat.Ms(h.Quantile(0.50))
+	r.P99Ms = benchstat.Ms(h.Quantile(0.99))
+	r.MaxMs = benchstat.Ms(h.Max())
+	r.MeanMs = benchstat.Ms(h.Mean())
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -343,7 +204,7 @@ func writeText(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  latency    p50 %s  p99 %s  max %s  mean %s  (per request, n=%d)\n",
-		fmtMs(r.P50Ms), fmtMs(r.P99Ms), fmtMs(r.MaxMs), fmtMs(r.MeanMs), r.LatencyN)
+		benchstat.FmtMs(r.P50Ms), benchstat.FmtMs(r.P99Ms), benchstat.FmtMs(r.MaxMs), benchstat.FmtMs(r.MeanMs), r.LatencyN)
 	fmt.Fprintf(w, "  errors     %d\n", r.Errors)
 	for _, k := range sortedKeys(r.Statuses) {
 		fmt.Fprintf(w, "    %-12s ×%d  first: %s\n", k, r.Statuses[k], oneLine(r.FirstErrors[k], 300))
@@ -368,7 +229,7 @@ func writeLatency(w io.Writer, l *LatencyStats) {
 	fmt.Fprintf(w, "  load       %d producers at %s, %d consumers (%d consume/ack requests, %d empty polls)\n",
 		l.Producers, rate, l.Consumers, l.ConsumeReqs, l.EmptyPolls)
 	fmt.Fprintf(w, "  202→consumable  p50 %s  p99 %s  max %s  mean %s  (n=%d)\n",
-		fmtMs(l.P50Ms), fmtMs(l.P99Ms), fmtMs(l.MaxMs), fmtMs(l.MeanMs), l.LatencyN)
+		benchstat.FmtMs(l.P50Ms), benchstat.FmtMs(l.P99Ms), benchstat.FmtMs(l.MaxMs), benchstat.FmtMs(l.MeanMs), l.LatencyN)
 	fmt.Fprintf(w, "  delivery   %d answered 202, %d received, %d LOST, %d duplicates, %d received without a 202, %d received before their 202 was read, %d foreign\n",
 		l.Produced, l.Received, l.Lost, l.Duplicates, l.Unanswered, l.Early, l.Foreign)
 	drained := "all received"
@@ -403,7 +264,7 @@ func writeTable(w io.Writer, rs []Result) {
 		note := strings.ReplaceAll(strings.Join(notes, "; "), "|", "\\|")
 		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %.0f | %s | %s | %s | %s | %d | %s | %s |\n",
 			r.Name, r.Mode, r.Workers, r.Size, batch, r.MsgsPerSec, reqs,
-			fmtMs(r.P50Ms), fmtMs(r.P99Ms), fmtMs(r.MaxMs), r.Errors, statusSummary(r), note)
+			benchstat.FmtMs(r.P50Ms), benchstat.FmtMs(r.P99Ms), benchstat.FmtMs(r.MaxMs), r.Errors, statusSummary(r), note)
 	}
 	sep := "\nFirst error body per run and status:\n"
 	for i := range rs {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/narad/narad/internal/benchstat"
 )
 
 // The latency mode marks each payload with its run and a message id, at the start of the
@@ -217,7 +219,7 @@ func (t *tracker) done() <-chan struct{} { return t.all }
 
 // trackSummary is what the entries say at the end of a run.
 type trackSummary struct {
-	latency    Histogram // 202 → first receipt, for messages with both
+	latency    benchstat.Histogram // 202 → first receipt, for messages with both
 	accepted   uint64
 	received   uint64 // accepted and received
 	lost       uint64 // accepted, never received

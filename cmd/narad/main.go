@@ -1,10 +1,14 @@
-// Command narad is the Narad broker daemon.
+// Command narad is the Narad broker daemon and its command line.
 //
 //	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL] [-node-id NAME]
 //	            [-produce-inflight-max N]
 //	            [-id N -peers ID=HOST:PORT,... [-advertise HOST:PORT] [-cluster-secret S]]
 //	narad version
 //	narad help
+//	narad topic|produce|consume|ack|nack|extend|replay|user|cluster|bench|completion ...
+//
+// The client commands (cli*.go, on github.com/spf13/cobra) talk to the nodes of --url
+// through the client package; see cliUsageText for their flags and exit statuses.
 //
 // serve runs one broker node on the files under the data directory (io/nodeshell: the
 // ingress write-ahead log, the metastore replica, the partition logs and the consume
@@ -97,26 +101,21 @@ func main() {
 }
 
 // run executes the command line args and returns the exit status. A value on stop begins
-// a clean shutdown of serve; a second one cuts the wait for in-flight requests short.
+// a clean shutdown of serve (and ends a client command, such as consume --follow); a
+// second one cuts the wait for in-flight requests short. The commands are cli*.go's.
 func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageText)
-		return 2
+	return runCLI(cliEnv{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, stop: stop,
+		terminal: isTerminal(stdout)}, args)
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	switch args[0] {
-	case "serve":
-		return runServe(args[1:], stderr, stop)
-	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, versionString())
-		return 0
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usageText)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "narad: unknown command %q\n\n", args[0])
-		fmt.Fprint(stderr, usageText)
-		return 2
-	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func versionString() string {
