@@ -8,6 +8,7 @@ require (
 	github.com/quic-go/quic-go v0.65.0
 	go.etcd.io/raft/v3 v3.7.0
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/crypto v0.57.0
 	google.golang.org/protobuf v1.36.12
 	pgregory.net/rapid v1.3.0
