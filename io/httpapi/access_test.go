@@ -58,6 +58,8 @@ func TestAccessCredentials(t *testing.T) {
 		{"readyz open", request{method: "GET", path: "/readyz"}, http.StatusOK},
 		{"metrics needs credentials", request{method: "GET", path: "/metrics"}, http.StatusUnauthorized},
 		{"metrics with credentials", request{method: "GET", path: "/metrics", header: as("reader", "reader-password")}, http.StatusOK},
+		{"openapi needs credentials", request{method: "GET", path: "/v1/openapi.json"}, http.StatusUnauthorized},
+		{"openapi for any user", request{method: "GET", path: "/v1/openapi.json", header: as("app", "app-password")}, http.StatusOK},
 	}
 	for _, c := range cases {
 		res := f.do(c.req)
