@@ -10,10 +10,22 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v4"
 )
+
+// Describes reports whether path is one the document is about: /v1 and below, and the
+// operations routes /healthz, /readyz and /metrics. Other paths a node may serve (a status
+// page) are not part of the API it describes.
+func Describes(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics", "/v1":
+		return true
+	}
+	return strings.HasPrefix(path, "/v1/")
+}
 
 // source is the document as written: YAML, so that it can carry comments and be read.
 //
