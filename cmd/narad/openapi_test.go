@@ -230,10 +230,10 @@ func truncateBody(b []byte) string {
 	return string(b)
 }
 
-// TestOpenAPIDocumentServed checks GET /v1/openapi.json and /v1/openapi.yaml: the
+// testOpenAPIServed (in TestE2E) checks GET /v1/openapi.json and /v1/openapi.yaml: the
 // embedded document, for any user, and 401 without credentials.
-func TestOpenAPIDocumentServed(t *testing.T) {
-	d := startDaemon(t, t.TempDir(), nil, nil)
+func testOpenAPIServed(d *testDaemon) {
+	t := d.t
 	r := d.expect(http.StatusOK, http.MethodGet, "/v1/openapi.json", nil, nil)
 	if !bytes.Equal(r.body, api.JSON()) || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("/v1/openapi.json: %s, %d bytes, want the embedded document", r.header.Get("Content-Type"), len(r.body))
