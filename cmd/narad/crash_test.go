@@ -321,7 +321,8 @@ func spawnChild(t *testing.T, bin, name string, args ...string) *child {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	c := &child{t: t, name: name, cmd: cmd, logged: make(chan struct{}),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: crashProducers}}}
+		client: &http.Client{Timeout: 30 * time.Second, // validated: openapi_test.go
+			Transport: validating(t, &http.Transport{MaxIdleConnsPerHost: crashProducers}, true)}}
 	t.Cleanup(c.kill)
 	addr := make(chan string, 1)
 	go func() {

@@ -81,7 +81,7 @@ func startDaemonArgs(t *testing.T, dir string, full []string, tune func(*config)
 	}
 	d := &testDaemon{
 		t: t, dir: dir, nodeID: cfg.nodeID, stop: make(chan os.Signal, 2), done: make(chan int, 1),
-		client: &http.Client{Transport: transport},
+		client: &http.Client{Transport: validating(t, transport, !cfg.dev)}, // openapi_test.go
 		logs:   &logSink{t: t, listening: make(chan string, 1), ready: make(chan struct{})},
 	}
 	logger := slog.New(captureHandler{Handler: slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: cfg.logLevel}), sink: d.logs})

@@ -30,6 +30,7 @@ func TestE2E(t *testing.T) {
 	t.Run("batch ack", func(t *testing.T) { d.t = t; testBatchAck(d) })
 	t.Run("delete and recreate", func(t *testing.T) { d.t = t; testDeleteRecreate(d) })
 	t.Run("metrics", func(t *testing.T) { d.t = t; testMetrics(d) })
+	t.Run("openapi document", func(t *testing.T) { d.t = t; testOpenAPIServed(d) }) // openapi_test.go
 	d.t = t
 	if s := d.shutdown(); s != 0 {
 		t.Fatalf("serve exited with %d after SIGTERM, want 0", s)

@@ -61,6 +61,8 @@ func TestAccessCredentials(t *testing.T) {
 		{"status page open", request{method: "GET", path: "/ui/"}, http.StatusOK},
 		{"status page without its slash (redirected)", request{method: "GET", path: "/ui"}, http.StatusOK},
 		{"status page GET only", request{method: "POST", path: "/ui/"}, http.StatusMethodNotAllowed},
+		{"openapi needs credentials", request{method: "GET", path: "/v1/openapi.json"}, http.StatusUnauthorized},
+		{"openapi for any user", request{method: "GET", path: "/v1/openapi.json", header: as("app", "app-password")}, http.StatusOK},
 	}
 	for _, c := range cases {
 		res := f.do(c.req)

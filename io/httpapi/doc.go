@@ -18,10 +18,17 @@
 // PUT /v1/users/{name}/grants, PUT /v1/users/{name}/password, GET /v1/cluster/members,
 // POST /v1/cluster/members/{id}/forget?dry_run=true|false,
 // POST|DELETE /v1/cluster/members/{id}/decommission?dry_run=true|false,
-// GET|POST /v1/cluster/moves, POST /v1/cluster/moves/{topic}/{partition}/abort and
-// POST /v1/cluster/rebalance (admin routes: access.go; the moves, moves.go), and
-// GET /ui/, the status page of io/statusui, open like /healthz (it holds no data; its
-// script calls the routes above with the viewer's credentials; GET /ui redirects to it).
+// GET|POST /v1/cluster/moves, POST /v1/cluster/moves/{topic}/{partition}/abort,
+// POST /v1/cluster/rebalance (admin routes: access.go; the moves, moves.go),
+// GET /v1/openapi.json with GET /v1/openapi.yaml: the API's OpenAPI 3.1 document
+// (package api, api/openapi.yaml), for any user, like every /v1 route, and GET /ui/, the
+// status page of io/statusui, open like /healthz (it holds no data; its script calls the
+// routes above with the viewer's credentials; GET /ui redirects to it).
+//
+// routes.go declares them in one table with every status each can answer; the server
+// registers exactly that table, its tests fail on an answer whose status its route does
+// not declare, and the api package's test on a route or status that api/openapi.yaml does
+// not list, or lists but the table does not.
 //
 // # Errors
 //
@@ -43,8 +50,9 @@
 //   - Query parameters that a route does not know are ignored; of a repeated one the first
 //     counts. A malformed escape in the query is a 400. key= (empty) is an empty key, not
 //     no key. A key is at most 4 KiB (the WAL's bound).
-//   - The Content-Type rule (415) applies to the single produce only: batch produce and the
-//     other JSON routes accept any Content-Type, their bodies being strict JSON anyway.
+//   - The Content-Type rule (415) of the single produce applies to every POST, PUT, PATCH
+//     and DELETE that carries a body (serveHTTP checks it before the handler):
+//     application/json or application/octet-stream, or an X-Narad-Client header.
 //   - A single produce with a Content-Length over 1 MiB is refused (413) before its body is
 //     read; a chunked one is cut off by http.MaxBytesReader at 1 MiB + 1 byte.
 //   - InFlightMax counts single and batch produces together; the permit is taken before the

@@ -3,8 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -95,6 +98,8 @@ type Server struct {
 	notFound  *route
 	promH     http.Handler
 	handler   http.Handler
+	// checkAnswer, when set (by tests), sees every answer with the route that served it.
+	checkAnswer func(r *http.Request, rt *route, status int)
 }
 
 // handlerFunc serves one request. It either writes a response and returns its status, or
@@ -104,15 +109,17 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, topic string) (int
 // route is one (method, pattern): its handler, what it needs of the caller, and its
 // cached metric children.
 type route struct {
-	h    handlerFunc
-	perm perm
-	rm   *routeMetrics
+	h        handlerFunc
+	perm     perm
+	rm       *routeMetrics
+	statuses []int // every status it can answer (routes.go), sorted
 }
 
 // pattern is one path with the routes of its methods.
 type pattern struct {
 	methods    map[string]*route
-	notAllowed *route // answers 405 with the Allow header
+	allow      []string // the methods, in routeTable's order
+	notAllowed *route   // answers 405 with the Allow header
 }
 
 // New returns a Server that serves b.
@@ -154,65 +161,70 @@ const (
 	subAck
 )
 
+// buildRoutes registers routeTable: one pattern per path with the routes of its methods,
+// and the patterns of the paths with parameters in the slots match reaches them by. A
+// row that match cannot reach, or a slot without its row, is a programmer error.
 func (s *Server) buildRoutes() {
-	s.patterns = map[string]*pattern{
-		"/healthz":            s.newPattern("/healthz", on{"GET", s.healthz, permOpen}),
-		"/readyz":             s.newPattern("/readyz", on{"GET", s.readyz, permOpen}),
-		"/metrics":            s.newPattern("/metrics", on{"GET", s.metricsPage, permUser}),
-		statusui.Path:         s.newPattern(statusui.Path, on{"GET", statusPage, permOpen}),
-		statusui.PathNoSlash:  s.newPattern(statusui.PathNoSlash, on{"GET", toStatusPage, permOpen}),
-		"/v1/topics":          s.newPattern("/v1/topics", on{"GET", s.listTopics, permUser}, on{"POST", s.createTopic, permUser}),
-		"/v1/cluster/members": s.newPattern("/v1/cluster/members", on{"GET", s.members, permAdmin}),
-		"/v1/cluster/moves": s.newPattern("/v1/cluster/moves", on{"GET", s.moves, permAdmin},
-			on{"POST", s.startMove, permAdmin}),
-		"/v1/cluster/rebalance": s.newPattern("/v1/cluster/rebalance", on{"POST", s.rebalance, permAdmin}),
-		"/v1/users":             s.newPattern("/v1/users", on{"GET", s.listUsers, permAdmin}, on{"POST", s.createUser, permAdmin}),
+	byPath := map[string]*pattern{}
+	var paths []string
+	for i := range routeTable {
+		spec := &routeTable[i]
+		p := byPath[spec.path]
+		if p == nil {
+			p = &pattern{methods: map[string]*route{}}
+			byPath[spec.path] = p
+			paths = append(paths, spec.path)
+		}
+		h := spec.h
+		p.methods[spec.method] = &route{perm: spec.perm, statuses: statusesOf(spec),
+			rm: s.m.route(spec.method + " " + spec.path),
+			h: func(w http.ResponseWriter, r *http.Request, arg string) (int, error) {
+				return h(s, w, r, arg)
+			}}
+		p.allow = append(p.allow, spec.method)
 	}
-	const t = "/v1/topics/{topic}"
-	s.topicPats = [5]*pattern{
-		subTopic: s.newPattern(t, on{"GET", s.getTopic, permSee}, on{"PATCH", s.patchTopic, permCreate},
-			on{"DELETE", s.deleteTopic, permCreate}),
-		subProduce:      s.newPattern(t+"/produce", on{"POST", s.produce, permProduce}),
-		subProduceBatch: s.newPattern(t+"/produce/batch", on{"POST", s.produceBatch, permProduce}),
-		subConsume:      s.newPattern(t+"/consume", on{"GET", s.consume, permConsume}),
-		subAck:          s.newPattern(t+"/ack", on{"POST", s.ack, permConsume}),
+	s.patterns = map[string]*pattern{}
+	for _, path := range paths {
+		s.finishPattern(path, byPath[path])
+		if !strings.Contains(path, "{") {
+			s.patterns[path] = byPath[path]
+			delete(byPath, path)
+		}
 	}
-	const u = "/v1/users/{name}"
-	s.userPats = [3]*pattern{
-		subUser:         s.newPattern(u, on{"GET", s.getUser, permUser}, on{"DELETE", s.deleteUser, permAdmin}),
-		subUserGrants:   s.newPattern(u+"/grants", on{"PUT", s.putGrants, permAdmin}),
-		subUserPassword: s.newPattern(u+"/password", on{"PUT", s.putPassword, permUser}),
+	take := func(path string) *pattern {
+		p, ok := byPath[path]
+		if !ok {
+			panic("httpapi: routeTable has no route on " + path)
+		}
+		delete(byPath, path)
+		return p
 	}
-	s.forgetPat = s.newPattern("/v1/cluster/members/{id}/forget", on{"POST", s.forget, permAdmin})
-	s.decomPat = s.newPattern("/v1/cluster/members/{id}/decommission",
-		on{"POST", s.decommission, permAdmin}, on{"DELETE", s.cancelDecommission, permAdmin})
-	s.abortPat = s.newPattern("/v1/cluster/moves/{topic}/{partition}/abort",
-		on{"POST", s.abortMove, permAdmin})
-	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched")}
+	s.topicPats = [5]*pattern{subTopic: take(tPath), subProduce: take(tPath + "/produce"),
+		subProduceBatch: take(tPath + "/produce/batch"), subConsume: take(tPath + "/consume"),
+		subAck: take(tPath + "/ack")}
+	s.userPats = [3]*pattern{subUser: take(uPath), subUserGrants: take(uPath + "/grants"),
+		subUserPassword: take(uPath + "/password")}
+	s.forgetPat = take("/v1/cluster/members/{id}/forget")
+	s.decomPat = take("/v1/cluster/members/{id}/decommission")
+	s.abortPat = take("/v1/cluster/moves/{topic}/{partition}/abort")
+	if len(byPath) > 0 {
+		panic(fmt.Sprintf("httpapi: match does not reach the routes of %v", slices.Sorted(maps.Keys(byPath))))
+	}
+	s.notFound = &route{h: notFoundHandler, rm: s.m.route("unmatched"),
+		statuses: []int{http.StatusNotFound, http.StatusServiceUnavailable}}
 }
 
-// on pairs a method with its handler and what it needs of the caller.
-type on struct {
-	method string
-	h      handlerFunc
-	perm   perm
-}
-
-// newPattern builds a pattern. A route's metric label is Go's ServeMux pattern syntax,
-// "METHOD /path/{topic}"; a 405 is counted under the bare path.
-func (s *Server) newPattern(path string, ons ...on) *pattern {
-	p := &pattern{methods: map[string]*route{}}
-	allow := make([]string, 0, len(ons))
-	for _, o := range ons {
-		p.methods[o.method] = &route{h: o.h, perm: o.perm, rm: s.m.route(o.method + " " + path)}
-		allow = append(allow, o.method)
-	}
-	allowHeader := strings.Join(allow, ", ")
+// finishPattern gives p its 405 route. A route's metric label is Go's ServeMux pattern
+// syntax, "METHOD /path/{topic}"; a 405 is counted under the bare path.
+func (s *Server) finishPattern(path string, p *pattern) {
+	allowHeader := strings.Join(p.allow, ", ")
 	p.notAllowed = &route{rm: s.m.route(path), h: func(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
 		w.Header().Set("Allow", allowHeader)
 		return 0, errMethodNotAllowed
-	}}
-	return p
+	}, statuses: []int{http.StatusMethodNotAllowed}}
+	if isV1(path) {
+		p.notAllowed.statuses = append(p.notAllowed.statuses, http.StatusServiceUnavailable)
+	}
 }
 
 // match finds the pattern of path and the topic name in it (not yet validated).
@@ -268,7 +280,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var status int
 	var err error
-	if s.shutting.Load() && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
+	if s.shutting.Load() && isV1(path) {
 		err = node.ErrShuttingDown
 	} else if r, err = s.authorize(w, r, rt.perm, topic); err == nil {
 		if rt.perm != permOpen && needsBodyType(r) && !contentTypeOK(r.Header) {
@@ -279,6 +291,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		status = writeError(w, err)
+	}
+	if s.checkAnswer != nil {
+		s.checkAnswer(r, rt, status)
 	}
 	s.finish(r, rt, status, err, time.Since(start))
 }
@@ -347,16 +362,16 @@ func (s *Server) metricsPage(w http.ResponseWriter, r *http.Request, _ string) (
 	return http.StatusOK, nil
 }
 
+var statusOKBody = []byte(`{"status":"ok"}`)
+
 // statusPage serves the status page (io/statusui). It holds no data, so it needs no
 // credentials: its script reads the API with the viewer's.
-func statusPage(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
+func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request, _ string) (int, error) {
 	statusui.Serve(w)
 	return http.StatusOK, nil
 }
 
-func toStatusPage(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
+func (s *Server) toStatusPage(w http.ResponseWriter, r *http.Request, _ string) (int, error) {
 	http.Redirect(w, r, statusui.Path, http.StatusMovedPermanently)
 	return http.StatusMovedPermanently, nil
 }
-
-var statusOKBody = []byte(`{"status":"ok"}`)

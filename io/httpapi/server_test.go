@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,12 @@ func newFixture(t *testing.T, opts Options) *fixture {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := New(fb, opts)
+	s.checkAnswer = func(r *http.Request, rt *route, status int) {
+		if !slices.Contains(rt.statuses, status) {
+			t.Errorf("%s %s answered %d, which its route %q does not declare (routes.go: %v)",
+				r.Method, r.URL.Path, status, rt.rm.label, rt.statuses)
+		}
+	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &fixture{t: t, fb: fb, s: s, srv: srv}
@@ -361,6 +368,11 @@ var opsCases = []endToEndCase{
 	{name: "ops/readyz not ready", setup: func(f *fixture) { f.fb.notReady = errors.New("node not ready: recovering the metastore") }, // before any request
 		req: request{method: "GET", path: "/readyz"}, wantStatus: 503, wantBody: `={"error":"node not ready: recovering the metastore"}`},
 	{name: "ops/metrics", req: request{method: "GET", path: "/metrics"}, wantStatus: 200, wantBody: "narad_http_request_duration_seconds"},
+	{name: "ops/openapi.json", req: request{method: "GET", path: "/v1/openapi.json"}, wantStatus: 200, wantBody: `"openapi":"3.1.0"`,
+		wantHeader: map[string]string{"Content-Type": "application/json"}},
+	{name: "ops/openapi.yaml", req: request{method: "GET", path: "/v1/openapi.yaml"}, wantStatus: 200, wantBody: "openapi: 3.1.0",
+		wantHeader: map[string]string{"Content-Type": "application/yaml"}},
+	{name: "ops/405 openapi.json", req: request{method: "POST", path: "/v1/openapi.json"}, wantStatus: 405, wantHeader: map[string]string{"Allow": "GET"}},
 	{name: "ops/405 healthz", req: request{method: "POST", path: "/healthz"}, wantStatus: 405, wantHeader: map[string]string{"Allow": "GET"}},
 	{name: "ops/404 unknown path", req: request{method: "GET", path: "/nope"}, wantStatus: 404, wantBody: `={"error":"not found"}`},
 	{name: "ops/404 unknown sub-resource", req: request{method: "GET", path: "/v1/topics/orders/nope"}, wantStatus: 404},
