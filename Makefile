@@ -116,26 +116,7 @@ determinism: build
 # firing instead, a clean sweep, a build failure or a crash of narad-sim (exit status
 # other than 1) fails the target.
 mutation:
-	@for m in $(MUTATIONS); do \
-	  tag=$${m%%:*}; rest=$${m#*:}; sim=$${rest%%:*}; rest=$${rest#*:}; n=$${rest%%:*}; check=$${rest#*:}; \
-	  out=$(BIN)/mutation-$$tag.out; \
-	  $(GO) build -tags $$tag -o $(BIN)/narad-sim-$$tag ./cmd/narad-sim || { echo "mutation $$tag: build failed"; exit 1; }; \
-	  case $$n in *-*) seeds=$$n;; *) seeds=1-$$n;; esac; \
-	  ./$(BIN)/narad-sim-$$tag -sim $$sim -seeds $$seeds -stop > $$out 2>&1; code=$$?; \
-	  if [ $$code -eq 0 ]; then echo "mutation $$tag: NOT caught by -sim $$sim in seeds $$seeds"; exit 1; fi; \
-	  if [ $$code -ne 1 ]; then echo "mutation $$tag: narad-sim failed (exit $$code), not a verdict:"; tail -n 20 $$out; exit 1; fi; \
-	  hit=$$(grep -m 1 "verdict=violation check=$$check$$" $$out); \
-	  if [ -z "$$hit" ]; then echo "mutation $$tag: caught, but not by $$check:"; grep "verdict=violation" $$out | head -n 3; exit 1; fi; \
-	  echo "mutation $$tag ($$sim, $$check): caught: $$hit"; \
-	done
-	@for m in $(MUTATION_TESTS); do \
-	  tag=$${m%%:*}; rest=$${m#*:}; pkg=$${rest%%:*}; test=$${rest#*:}; \
-	  out=$(BIN)/mutation-$$tag.out; \
-	  if $(GO) test -count=1 -tags $$tag -run "^$$test$$" $$pkg > $$out 2>&1; then \
-	    echo "mutation $$tag: NOT caught by $$test"; exit 1; fi; \
-	  if ! grep -q -- "--- FAIL: $$test" $$out; then echo "mutation $$tag: no verdict from $$test:"; tail -n 20 $$out; exit 1; fi; \
-	  echo "mutation $$tag (unit): caught by $$test"; \
-	done
+	GO=$(GO) BIN=$(BIN) ./scripts/mutation.sh $(MUTATIONS) --unit $(MUTATION_TESTS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 100000x ./io/walshell/

@@ -128,16 +128,21 @@ func (n *Node) answerFetch(p *partition, fs *fetchServe) {
 	n.send(fs.to, resp)
 }
 
-// refuseFrozenAcks answers whether any handle of a settling ack names a partition frozen
-// here: the acks are refused whole (ErrNotReady, retried): the ack state has gone to the
-// destination. An extend or a release is served: it changes a lease only, and the
-// leases stay here (they end with the move, or go on if it is aborted).
+// refuseFrozenAcks answers whether the acks name a partition frozen here in a way that
+// must wait for the move's end: the acks are refused whole (ErrNotReady, retried). A
+// settle always: the ack state has gone to the destination. An extend or a release only
+// when the lease is not held here: it is the destination's (taken there after it applied
+// the cutover, which this replica has not yet; cluster seed 926657), not gone. One held
+// here is served: it changes a lease only, and the leases stay here (they end with the
+// move, or go on if it is aborted).
 func (n *Node) refuseFrozenAcks(handles []string, mode AckMode) error {
-	if mode != AckSettle {
-		return nil
-	}
 	for _, h := range handles {
-		if k, _, _, err := decodeHandle(h); err == nil && n.frozenHere(k) {
+		k, offset, nonce, err := decodeHandle(h)
+		if err != nil || !n.frozenHere(k) {
+			continue
+		}
+		p := n.parts[k]
+		if mode == AckSettle || p == nil || !p.ready() || !p.leases.Holds(offset, nonce) {
 			return errMoving
 		}
 	}
