@@ -60,8 +60,15 @@ func (s *Server) startMove(w http.ResponseWriter, r *http.Request, _ string) (in
 	if err := s.b.MovePartition(r.Context(), req.Topic, *req.Partition, req.To); err != nil {
 		return 0, err
 	}
-	return writeJSON(w, http.StatusAccepted, moveJSON{Topic: req.Topic, Partition: *req.Partition,
-		To: req.To, State: "copying"})
+	out := moveJSON{Topic: req.Topic, Partition: *req.Partition, To: req.To, State: "copying"}
+	if ms, err := s.b.Moves(r.Context()); err == nil { // the source, as this replica holds it
+		for _, m := range ms {
+			if m.Topic == req.Topic && m.Partition == *req.Partition {
+				out.From, out.State = m.From, m.State
+			}
+		}
+	}
+	return writeJSON(w, http.StatusAccepted, out)
 }
 
 // matchMove finds the pattern of a path under /v1/cluster/moves/ and the topic and

@@ -333,6 +333,8 @@ var topicCases = []endToEndCase{
 		wantBody: `={"moves":[{"topic":"orders","partition":1,"from":1,"to":2,"state":"frozen"}]}`},
 	{name: "moves/202 start", req: request{method: "POST", path: "/v1/cluster/moves", body: `{"topic":"orders","partition":0,"to":2}`},
 		wantStatus: 202, wantBody: `"state":"copying"`},
+	{name: "moves/202 start names the source", req: request{method: "POST", path: "/v1/cluster/moves", body: `{"topic":"orders","partition":1,"to":2}`},
+		wantStatus: 202, wantBody: `"from":1,"to":2`},
 	{name: "moves/409 start refused", req: request{method: "POST", path: "/v1/cluster/moves", body: `{"topic":"orders","partition":0,"to":9}`},
 		wantStatus: 409, wantBody: "destination"},
 	{name: "moves/400 start no partition", req: request{method: "POST", path: "/v1/cluster/moves", body: `{"topic":"orders","to":2}`},
