@@ -22,6 +22,7 @@ func Example() {
 	if _, err := c.CreateTopic(ctx, client.TopicConfig{Name: "example", Partitions: client.Ptr[uint32](1)}); err != nil {
 		log.Fatal(err)
 	}
+	defer func() { _ = c.DeleteTopic(context.Background(), "example") }() // the example can run again
 	if err := c.Produce(ctx, "example", []byte("hello")); err != nil {
 		log.Fatal(err)
 	}
@@ -49,6 +50,7 @@ func ExampleConsumer() {
 	if _, err := c.CreateTopic(ctx, client.TopicConfig{Name: "jobs", Partitions: client.Ptr[uint32](1)}); err != nil {
 		log.Fatal(err)
 	}
+	defer func() { _ = c.DeleteTopic(context.Background(), "jobs") }() // the example can run again
 	batch := []client.BatchMessage{{Payload: []byte("job 1")}, {Payload: []byte("job 2")}, {Payload: []byte("job 3")}}
 	if _, err := c.ProduceBatch(ctx, "jobs", batch); err != nil {
 		log.Fatal(err)
