@@ -133,13 +133,6 @@ func (m *Manager) Extend(nowNs int64, offset, nonce uint64) (int64, error) {
 	return l.deadlineNs, nil
 }
 
-// Holds reports whether the lease of offset with nonce is held here (a query: it
-// expires nothing and counts nothing).
-func (m *Manager) Holds(offset, nonce uint64) bool {
-	l := m.leases[offset]
-	return m.ready && l != nil && l.nonce == nonce
-}
-
 // held returns the live lease of offset if nonce matches it, after expiring what is due.
 func (m *Manager) held(nowNs int64, offset, nonce uint64) (*lease, error) {
 	if !m.ready {

@@ -60,7 +60,7 @@ func (n *Node) AckAs(
 		)
 		return
 	}
-	if err := n.refuseFrozenAcks(handles, mode); err != nil {
+	if err := n.refuseFrozenAcks(handles); err != nil {
 		n.respond(Response{Token: token, Err: err})
 		return
 	}

@@ -73,9 +73,8 @@
 // left, copies the source's batches with CommitCopy (FetchRequest, fdatasync, read-back)
 // while the source serves, asks for the freeze once close, copies the frozen tail and the
 // ack state, and asks for the cutover; it serves the partition under the next epoch once
-// its replica applied it. A frozen source takes no commit (retried), no lease, no settling
-// ack and no replay of the partition (an extend or a release it serves: the leases stay
-// with it); a source whose replica gives the partition away drops its
+// its replica applied it. A frozen source takes no commit (retried), no lease, no ack and
+// no replay of the partition; a source whose replica gives the partition away drops its
 // copy once the new owner answers for it with every record it held. A new process of the
 // destination that finds the move frozen keeps what an earlier process copied and aborts
 // the move (that process may have asked for the cutover); a partition that becomes this

@@ -102,7 +102,7 @@ func (n *Node) onAckRequest(nowNs int64, from uint64, m wire.AckRequest) {
 		resp.Status = wire.StatusNotFound
 	case n.checkActor(m.Actor, t) != nil:
 		resp.Status = wire.StatusForbidden
-	case n.refuseFrozenAcks(m.Handles, AckMode(m.Mode)) != nil:
+	case n.refuseFrozenAcks(m.Handles) != nil:
 		resp.Status, resp.Reason = errorStatus(errMoving)
 	case n.refuseMovedAcks(t, m.Handles) != nil:
 		resp.Status, resp.Reason = errorStatus(n.refuseMovedAcks(t, m.Handles))

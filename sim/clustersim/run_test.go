@@ -77,7 +77,6 @@ var regressionSeedsWithUsers = map[uint64]string{
 	11239:  "same as 147662 (and still so with the ids: narad_mut_noforwarddedupe is caught here; 147662's run changed with them)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
 	8865:   "invariant 2 in a forget seed: a misdirected write left node 2's commit frame of partition 4 (epoch 1, offset 2^40+60) whole in the torn tail of its log of partition 2 (epoch 0); recovery took it as R4, offsets 127 to 2^40+59 a hole, and three messages committed after it were never delivered (consumes lease the hole's offsets, fail to read them and release them, for ever). Partition log frames are now tagged with their partition (core/plog format 2)",
-	926657: "invariant 9: an extend of a lease taken at a move's destination, once it applied the cutover, reached the source before its replica did; the frozen source served it and answered \"gone\" (a frozen source now refuses an extend or a release of a lease it does not hold: 503, retried)",
 }
 
 func TestRegressionSeedsWithUsers(t *testing.T) {
