@@ -16,15 +16,7 @@ import (
 // promotes the learner in its place; when the forgotten node comes back it is told, and
 // stops without serving anything.
 func TestForgetDeadMember(t *testing.T) {
-	c := newClusterOf(t, 4, 3)
-	c.advance(8_000_000_000)
-	l := c.leader()
-	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
-		nd.CreateTopic(now, tok, node.TopicSpec{Name: "f", Partitions: u32(4)})
-	}); r.Err != nil {
-		t.Fatalf("create: %v", r.Err)
-	}
-	c.advance(1_000_000_000)
+	c, l := clusterWithTopicF(t)
 	dead := 2 // member 3, a voter
 	if l == dead {
 		dead = (l + 1) % 3
@@ -101,6 +93,22 @@ func TestForgetDeadMember(t *testing.T) {
 	}
 }
 
+// clusterWithTopicF forms four members (three voters) and creates topic "f" of four
+// partitions; it answers the cluster and its leader.
+func clusterWithTopicF(t *testing.T) (*cluster, int) {
+	t.Helper()
+	c := newClusterOf(t, 4, 3)
+	c.advance(8_000_000_000)
+	l := c.leader()
+	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
+		nd.CreateTopic(now, tok, node.TopicSpec{Name: "f", Partitions: u32(4)})
+	}); r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	c.advance(1_000_000_000)
+	return c, l
+}
+
 // produceToOwned produces n records, through node via, to the partition of topic (tid)
 // that member owns, and waits for them to be committed there.
 func produceToOwned(t *testing.T, c *cluster, via int, topic string, tid, member uint64, n int) {
@@ -126,15 +134,7 @@ func produceToOwned(t *testing.T, c *cluster, via int, topic string, tid, member
 // from the table the leader passed on before it died (its own marks are in no
 // heartbeat to anyone).
 func TestForgetDeadLeaderReportsItsMarks(t *testing.T) {
-	c := newClusterOf(t, 4, 3)
-	c.advance(8_000_000_000)
-	l := c.leader()
-	if r := c.do(l, func(nd *node.Node, now int64, tok uint64) {
-		nd.CreateTopic(now, tok, node.TopicSpec{Name: "f", Partitions: u32(4)})
-	}); r.Err != nil {
-		t.Fatalf("create: %v", r.Err)
-	}
-	c.advance(1_000_000_000)
+	c, l := clusterWithTopicF(t)
 	id := uint64(l + 1)
 	produceToOwned(t, c, l, "f", topicIDOf(t, c, "f"), id, 7)
 	c.cut[id] = true

@@ -108,20 +108,12 @@ func run(c config) error {
 
 // single measures one node: 64 clients, then 1.
 func (c config) single(f *figures) error {
-	nodes, err := c.start(1)
+	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(1)
 	if err != nil {
 		return err
 	}
 	defer stopAll(nodes)
-	addrs := addrsOf(nodes)
-	if _, err := c.load(addrs, "produce", 1, "-create-topic", "-partitions", "6"); err != nil {
-		return err
-	}
-	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
-	if err != nil {
-		return err
-	}
-	f.one64, f.oneCPUMs, f.oneErrors = r.MsgsPerSec, cpu/float64(max(r.Messages, 1)), r.Errors
+	f.one64, f.oneCPUMs, f.oneErrors = r.MsgsPerSec, cpuPerMsg, r.Errors
 	r1, err := c.load(addrs, "produce", 1, "")
 	if err != nil {
 		return err
@@ -132,20 +124,12 @@ func (c config) single(f *figures) error {
 
 // cluster measures three nodes: 64 clients, then 202 to consumable.
 func (c config) cluster(f *figures) error {
-	nodes, err := c.start(3)
+	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3)
 	if err != nil {
 		return err
 	}
 	defer stopAll(nodes)
-	addrs := addrsOf(nodes)
-	if _, err := c.load(addrs, "produce", 1, "-create-topic", "-partitions", "6"); err != nil {
-		return err
-	}
-	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
-	if err != nil {
-		return err
-	}
-	f.three64, f.threeCPUMs, f.threeErrors = r.MsgsPerSec, cpu/float64(max(r.Messages, 1)), r.Errors
+	f.three64, f.threeCPUMs, f.threeErrors = r.MsgsPerSec, cpuPerMsg, r.Errors
 	lat, err := c.load(addrs, "latency", 64, "-topic", "lat", "-create-topic", "-partitions", "6",
 		"-consumers", "16", "-rate", "5000")
 	if err != nil {
@@ -155,6 +139,27 @@ func (c config) cluster(f *figures) error {
 		f.consumeP50Ms, f.consumeP99Ms, f.lost = lat.Latency.P50Ms, lat.Latency.P99Ms, lat.Latency.Lost
 	}
 	return nil
+}
+
+// startLoaded starts n nodes, creates the topic (a warm-up of one client), and runs
+// produce at 64 clients: the result and the daemons' CPU milliseconds per message. The
+// caller stops the nodes (on an error they are stopped here).
+func (c config) startLoaded(n int) ([]*node, string, result, float64, error) {
+	nodes, err := c.start(n)
+	if err != nil {
+		return nil, "", result{}, 0, err
+	}
+	addrs := addrsOf(nodes)
+	if _, err := c.load(addrs, "produce", 1, "-create-topic", "-partitions", "6"); err != nil {
+		stopAll(nodes)
+		return nil, "", result{}, 0, err
+	}
+	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
+	if err != nil {
+		stopAll(nodes)
+		return nil, "", result{}, 0, err
+	}
+	return nodes, addrs, r, cpu / float64(max(r.Messages, 1)), nil
 }
 
 // load runs narad-bench once and reads its JSON line (the first argument of extra may be
