@@ -132,6 +132,11 @@ func normalize(m Message) Message {
 
 func normalizeRouted(m Message) Message {
 	switch r := m.(type) {
+	case FetchResponse:
+		if len(r.Acked) == 0 {
+			r.Acked = nil // an empty ack list decodes as nil (rapid seed 12701594092174871491)
+		}
+		return r
 	case ConsumeResponse:
 		msgs := []Delivered{}
 		for _, d := range r.Messages {
