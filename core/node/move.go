@@ -83,7 +83,7 @@ type moveCopy struct {
 	startNs    int64
 	frozenNs   int64 // when this node first saw the move frozen (0: not yet)
 	afterNs    int64 // no fetch or proposal before then
-	busy       bool  // a fetch, a commit or a proposal is in flight
+	inFlight   int   // fetches, commits and proposals in flight (a freeze's proposal and a fetch)
 	proposed   bool  // FreezeMove was asked (and not refused since)
 	cutover    bool  // CutOverMove was asked: it may apply whatever its answer said
 	runs       [][]plog.CopyBatch
@@ -231,10 +231,10 @@ func (n *Node) wipingCopy(k partKey) bool { return n.copyBlocks(k) }
 // advanceMoves moves every copy on as far as it can go now.
 func (n *Node) advanceMoves(nowNs int64) {
 	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
-		if mc := n.moves.copies[k]; mc != nil && !mc.busy && nowNs >= mc.afterNs {
+		if mc := n.moves.copies[k]; mc != nil && mc.inFlight == 0 && nowNs >= mc.afterNs {
 			before := n.moves.acts
 			n.advanceCopy(nowNs, mc)
-			if n.moves.acts == before && !mc.busy { // waits for something: look again then
+			if n.moves.acts == before && mc.inFlight == 0 { // waits for something: look again then
 				mc.afterNs = nowNs + MoveRetryNs
 				if mc.frozenNs != 0 { // the partition takes nothing meanwhile: soon
 					mc.afterNs = nowNs + MoveFrozenRetryNs
@@ -290,7 +290,7 @@ func (n *Node) advanceCopy(nowNs int64, mc *moveCopy) {
 
 // fetch asks the source for batches from offset from (bytesMax 0: its offsets only).
 func (n *Node) fetch(nowNs int64, mc *moveCopy, from uint64, bytesMax uint32) {
-	mc.busy = true
+	mc.inFlight++
 	n.moves.acts++
 	n.call(nowNs, mc.from, MoveFetchTimeoutNs,
 		func(id uint64) wire.Message {
@@ -301,7 +301,7 @@ func (n *Node) fetch(nowNs int64, mc *moveCopy, from uint64, bytesMax uint32) {
 }
 
 func (n *Node) onFetched(nowNs int64, mc *moveCopy, m wire.Message) {
-	mc.busy = false
+	mc.inFlight--
 	r, ok := m.(wire.FetchResponse)
 	if n.moves.copies[mc.key] != mc {
 		return // the move ended meanwhile
@@ -361,11 +361,11 @@ func (n *Node) commitRun(nowNs int64, mc *moveCopy, p *partition) {
 		n.moves.acts++
 		return
 	}
-	mc.busy = true
+	mc.inFlight++
 	n.moves.acts++
 	id := n.inflight.add(entry{purpose: forCommit, part: p.key})
 	p.inflight, p.commitTok, p.commitAt = []commitJob{{copy: true, done: func(now int64, err error) {
-		mc.busy = false
+		mc.inFlight--
 		if err != nil {
 			mc.afterNs = now + MoveRetryNs // cut back and retried, or the partition failed
 			return
@@ -414,10 +414,10 @@ func (n *Node) importAcks(nowNs int64, mc *moveCopy, p *partition) {
 // flight. A refusal (the move changed meanwhile) or no answer sets the copy back to
 // copying, after MoveRetryNs; an applied one is seen by syncMoves.
 func (n *Node) proposeMove(nowNs int64, mc *moveCopy, kind meta.CommandKind, then movePhase) {
-	mc.busy, mc.phase = true, then
+	mc.inFlight, mc.phase = mc.inFlight+1, then
 	n.moves.acts++
 	tok := n.internal(func(now int64, r Response) {
-		mc.busy = false
+		mc.inFlight--
 		if r.Err != nil && then == moveAbandoned {
 			mc.afterNs = now + MoveRetryNs // the abort is asked again while the move lasts
 		} else if r.Err != nil {
@@ -438,7 +438,7 @@ func (n *Node) proposeMove(nowNs int64, mc *moveCopy, kind meta.CommandKind, the
 func (n *Node) moveDeadline() (int64, bool) {
 	var at int64
 	for _, mc := range n.moves.copies { //narad:unordered (a minimum)
-		if !mc.busy && mc.afterNs > 0 && (at == 0 || mc.afterNs < at) {
+		if mc.inFlight == 0 && mc.afterNs > 0 && (at == 0 || mc.afterNs < at) {
 			at = mc.afterNs
 		}
 	}

@@ -76,6 +76,7 @@ var regressionSeedsWithUsers = map[uint64]string{
 	147662: "decommission: a stale duplicate of the forwarded cancel reached a later metastore leader and was applied again after the second decommission, ending its drain (a forwarded proposal now carries an id the replicated state applies at most once: core/meta forwards.go; the full check is back)",
 	11239:  "same as 147662 (and still so with the ids: narad_mut_noforwarddedupe is caught here; 147662's run changed with them)",
 	574:    "voters in a decommission seed grown from one node: node 1 was forgotten, and the spare, told only of the initial voter, never found the cluster (a node started later is told of every member, as an operator's -peers would)",
+	665768: "a panic (slice bounds) in a move seed: the destination asked for the freeze and fetched in the same step, the proposal's answer came first and cleared the copy's one busy flag, a second fetch went out, and its answer replaced the runs while the first answer's run was committing (a copy now counts what it has in flight)",
 	8865:   "invariant 2 in a forget seed: a misdirected write left node 2's commit frame of partition 4 (epoch 1, offset 2^40+60) whole in the torn tail of its log of partition 2 (epoch 0); recovery took it as R4, offsets 127 to 2^40+59 a hole, and three messages committed after it were never delivered (consumes lease the hole's offsets, fail to read them and release them, for ever). Partition log frames are now tagged with their partition (core/plog format 2)",
 }
 
