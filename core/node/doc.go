@@ -78,8 +78,9 @@
 // copy once the new owner answers for it with every record it held. A new process of the
 // destination that finds the move frozen keeps what an earlier process copied and aborts
 // the move (that process may have asked for the cutover); a partition that becomes this
-// node's another way (a forget) is emptied before it is served. Leases end with a move;
-// acks move with it.
+// node's another way (a forget) is emptied before it is served, and so is an older copy
+// this node still holds of a partition a forget gives back to it (a source whose release
+// was pending, markIfStale). Leases end with a move; acks move with it.
 //
 // Each member's heartbeats carry the marks (epoch, oldest offset, high watermark) of the
 // partitions it owns; the leader passes its table of them on to the followers with its

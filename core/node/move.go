@@ -97,7 +97,8 @@ type moveState struct {
 	copies   map[partKey]*moveCopy
 	releases map[partKey]*release // moveserve.go
 	stats    MoveStats
-	acts     uint64 // fetches, commits, proposals and phase changes: collect runs until none
+	acts     uint64    // fetches, commits, proposals and phase changes: collect runs until none
+	stale    []partKey // open partitions marked stale, dropped by the next collect round
 }
 
 // collectMoves moves the copies and releases on; it reports whether anything acted.
@@ -106,8 +107,9 @@ func (n *Node) collectMoves(nowNs int64) bool {
 		return false // syncMoves has not run: the replica is not recovered
 	}
 	before := n.moves.acts
+	dropped := n.discardStale(nowNs)
 	n.advanceMoves(nowNs)
-	return n.moves.acts != before
+	return dropped || n.moves.acts != before
 }
 
 // MoveStats counts the moves this node carried out (as their destination).
@@ -196,9 +198,16 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 			mc.key.index))
 	}
 	if mine { // its files go before the partition is served (copyBlocks)
-		n.moves.copies[mc.key] = &moveCopy{key: mc.key, phase: moveDiscarding,
-			passes: n.reclaim.Stats().Passes}
+		n.discardFiles(nowNs, mc.key)
+		return
 	}
+	n.reclaim.Request(nowNs)
+}
+
+// discardFiles removes the files of partition k, which is not open, before this node
+// serves it (an empty log): the reclaimer takes them while copyBlocks holds it closed.
+func (n *Node) discardFiles(nowNs int64, k partKey) {
+	n.moves.copies[k] = &moveCopy{key: k, phase: moveDiscarding, passes: n.reclaim.Stats().Passes}
 	n.reclaim.Request(nowNs)
 }
 

@@ -176,6 +176,9 @@ func (n *Node) syncReleases(nowNs int64) {
 			n.reclaim.Request(nowNs)
 			continue
 		}
+		if p := n.parts[k]; p != nil && p.logReady {
+			n.markIfStale(p) // owned here again, by a forget's reassignment
+		}
 		if n.moves.releases[k] == nil && n.givenAway(k) {
 			n.moves.releases[k] = &release{key: k, afterNs: nowNs}
 		}
@@ -185,6 +188,40 @@ func (n *Node) syncReleases(nowNs int64) {
 			delete(n.moves.releases, k) // dropped otherwise, or owned here again
 		}
 	}
+}
+
+// markIfStale marks an open partition whose recovered log the current epoch does not
+// continue: the replica gave the partition to this node by a forget's reassignment (not a
+// cutover), which starts it empty at its epoch's base, yet the log holds offsets below
+// that. It is a copy this node gave away before (a move's source whose release was still
+// pending, or whose files the reclaimer had not removed yet), and its offsets may be
+// another owner's since (cluster seed 740): it is removed before the partition is served.
+func (n *Node) markIfStale(p *partition) {
+	k := p.key
+	epoch := n.meta.PartitionEpoch(k.topicID, k.index)
+	t, ok := n.meta.TopicByID(k.topicID)
+	if mutServeStale || p.stale || !ok || epoch == 0 || n.meta.CutOver(k.topicID, k.index) ||
+		n.moves.copies[k] != nil || n.ownerOf(t, k.index) != n.meta.ID() ||
+		p.log.OldestOffset() >= meta.EpochBase(epoch) {
+		return
+	}
+	p.stale = true
+	n.moves.stale = append(n.moves.stale, k)
+}
+
+// discardStale drops the partitions marked stale and removes their files before they are
+// served again (an empty log at the epoch's base).
+func (n *Node) discardStale(nowNs int64) bool {
+	for _, k := range n.moves.stale {
+		if p := n.parts[k]; p != nil && p.stale {
+			n.dropPartition(k, fmt.Errorf("%w: an older copy of partition %d is removed",
+				ErrNotReady, k.index))
+			n.discardFiles(nowNs, k)
+		}
+	}
+	acted := len(n.moves.stale) > 0
+	n.moves.stale = n.moves.stale[:0]
+	return acted
 }
 
 // givenAway reports whether the replica gives partition k of a live incarnation to

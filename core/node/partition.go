@@ -43,9 +43,14 @@ type partition struct {
 	failures  int
 	reopenAt  int64
 	reopenDue bool
+	// stale: the log is an older epoch's copy the current epoch does not continue; it is
+	// never served, and is removed (moveserve.go, discardStale)
+	stale bool
 }
 
-func (p *partition) ready() bool { return p.logReady && p.leasesReady && !p.reopenDue }
+func (p *partition) ready() bool {
+	return p.logReady && p.leasesReady && !p.reopenDue && !p.stale
+}
 
 func partDir(prefix string, k partKey) string {
 	return fmt.Sprintf("%s/%016x-%d", prefix, k.topicID, k.index)
@@ -118,6 +123,7 @@ func (n *Node) collectPartition(nowNs int64, k partKey) bool {
 	}
 	if lr.Recovered != nil {
 		p.logReady = true
+		n.markIfStale(p)
 		p.leases.SetOldest(p.log.OldestOffset())
 		p.leases.SetHighWatermark(p.log.HighWatermark())
 	}

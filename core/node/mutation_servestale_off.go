@@ -1,0 +1,5 @@
+//go:build !narad_mut_servestale
+
+package node
+
+const mutServeStale = false
