@@ -202,7 +202,7 @@ func (n *Node) markIfStale(p *partition) {
 	t, ok := n.meta.TopicByID(k.topicID)
 	if mutServeStale || p.stale || !ok || epoch == 0 || n.meta.CutOver(k.topicID, k.index) ||
 		n.moves.copies[k] != nil || n.ownerOf(t, k.index) != n.meta.ID() ||
-		p.log.OldestOffset() >= meta.EpochBase(epoch) {
+		p.log.OldestOffset() >= n.epochBase(k) {
 		return
 	}
 	p.stale = true

@@ -72,6 +72,15 @@ func (n *Node) partitionFor(nowNs int64, t meta.Topic, index uint32) *partition 
 	return p
 }
 
+// epochBase is the first offset of an empty log of partition k under its current epoch:
+// past every offset of the copy it replaces.
+func (n *Node) epochBase(k partKey) uint64 {
+	if mutEpochZero {
+		return 0
+	}
+	return meta.EpochBase(n.meta.PartitionEpoch(k.topicID, k.index))
+}
+
 // newPartitionMachines makes partition k's log and lease manager, not yet open; a
 // reopen gives the verified end of the log it replaces (plog.Config.VerifiedEnd).
 func (n *Node) newPartitionMachines(
@@ -83,8 +92,7 @@ func (n *Node) newPartitionMachines(
 		Dir:             partDir("parts", k),
 		SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
 		RetentionMs:     t.RetentionMs,
-		// an empty log under a new epoch starts past every offset of the copy it replaces
-		BaseOffset: meta.EpochBase(n.meta.PartitionEpoch(k.topicID, k.index)),
+		BaseOffset:      n.epochBase(k),
 	}
 	if base, copying := n.copyBase(k); copying {
 		cfg.BaseOffset = base // a move's copy starts where the source's log does (move.go)
