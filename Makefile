@@ -13,7 +13,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_epochzero:cluster:20:invariant-4 narad_mut_nodemote:cluster:209-209:voters \
 	narad_mut_dropreassigned:cluster:20:invariant-2 narad_mut_ackunanswered:cluster:20:invariant-9 \
 	narad_mut_removeearly:cluster:50:invariant-2 narad_mut_drainplace:cluster:150:decommission \
-	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:1004-1004:invariant-2 \
+	narad_mut_keepforgotten:cluster:20:decommission narad_mut_removedtakes:cluster:1488-1488:invariant-2 \
 	narad_mut_rerouteinflight:cluster:1000:dispatch narad_mut_discardnoconfirm:cluster:1000:invariant-1 \
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \
@@ -45,7 +45,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_noquorumguard:./core/node:TestDecommissionRefusedByTheQuorumGuard \
 	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted \
 	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce \
-	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks
+	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks \
+	narad_mut_noconsumecancel:./core/node:TestSpreadConsumeAnsweredCancelsTheOtherOwners
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-ratios bench-move fuzz lint ops-check clean
 

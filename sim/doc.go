@@ -126,9 +126,9 @@
 //	                              TestDecommissionedNodeDeliversWhatItAccepted)
 //	removedtakes       node       a removed node that still leads the metastore     cluster  invariant 2
 //	                              takes produces and stops with them in its WAL
-//	                              (seed 1004; found at 2669, then at 7552 and
-//	                              158: the cancels, the forwards' ids and the
-//	                              moves changed each run)
+//	                              (seed 1488; found at 2669, then at 7552, 158
+//	                              and 1004: the cancels, the forwards' ids, the
+//	                              moves and the consume cancels changed each run)
 //	drainplace         meta       a draining member takes new partitions: the       cluster  decommission
 //	                              spare drains owning a churn topic's (seed 139;
 //	                              73 until the forwards' ids changed its run)
@@ -143,6 +143,16 @@
 //	frozendrop         node       a frozen partition answers the commits sent       cluster  invariant 1
 //	                              during the freeze OK without writing them
 //	                              (first at seed 1)
+//	servestale         node       a partition a forget gives back to a node that    cluster  invariant 4
+//	                              still holds its older copy (a move's source
+//	                              whose release was pending) is served from that
+//	                              copy, other records landing at offsets the
+//	                              forgotten owner delivered (seed 740)
+//	noconsumecancel    node       a spread consume answered by one owner leaves     unit     (test)
+//	                              its parts parked at the others, which lease
+//	                              records for it that the entry node releases
+//	                              (TestSpreadConsumeAnsweredCancelsTheOtherOwners;
+//	                              the checks see no wrong answer, only waste)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

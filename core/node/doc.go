@@ -63,7 +63,9 @@
 // another node is routed (route.go, routeserve.go): a pinned consume to the partition's
 // owner; a consume of any partition to this node's partitions and every other live owner
 // at once, answered by the first with records (records leased for an answer already
-// given are released at once); an ack to the owners its handles name. Peer requests are
+// given are released at once, and the owners that have not answered are told to end
+// their parts, wire.ConsumeCancel, so that they lease nothing more for it); an ack to the
+// owners its handles name. Peer requests are
 // calls with ids and deadlines (calls.go); Hellos and duplicate requests, hello.go.
 //
 // # Partition moves

@@ -100,7 +100,8 @@ type Node struct {
 	syncInFlight int                   // synchronous produces waiting (producesync.go)
 	rr           map[string]uint32     // round-robin cursor per topic
 	consumes     map[uint64]*consumeOp
-	internalDone []Response // internal requests' Responses, for their continuations
+	routed       map[routedConsume]uint64 // a peer's routed consume -> its token here
+	internalDone []Response               // internal requests' Responses, for their continuations
 
 	catchup         catchUpState // catchup.go
 	reclaim         reclaimState // reclaim.go
@@ -122,6 +123,7 @@ func New(cfg Config, rand *rng.Rand) *Node {
 		ops: map[uint64]opRoute{}, parts: map[partKey]*partition{},
 		produces: map[uint64]*produceOp{}, inflight: newInflightTable(),
 		rr: map[string]uint32{}, consumes: map[uint64]*consumeOp{},
+		routed: map[routedConsume]uint64{},
 		peers:  peerState{nonce: map[uint64]uint64{}, requests: map[[3]uint64]int64{}},
 		counts: nodeCounts{commitLatency: newHistogram()},
 	}

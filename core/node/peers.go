@@ -41,6 +41,8 @@ func (n *Node) Receive(nowNs int64, from uint64, body []byte) {
 		n.onConsumeRequest(nowNs, from, m)
 	case wire.ConsumeResponse:
 		n.answered(nowNs, from, m.ID, m)
+	case wire.ConsumeCancel:
+		n.onConsumeCancel(from, m)
 	case wire.AckRequest:
 		n.onAckRequest(nowNs, from, m)
 	case wire.AckResponse:

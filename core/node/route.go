@@ -55,6 +55,14 @@ type consumeGroup struct {
 	done     bool
 	localTok uint64
 	err      error // this node's error, answered when nobody has records
+	asked    []*groupAsk
+}
+
+// groupAsk is one owner's part of a spread consume: the call's wire id, and whether the
+// owner answered it.
+type groupAsk struct {
+	owner, id uint64
+	answered  bool
 }
 
 // consumeSpread serves a consume of any partition from whichever owner has records
@@ -71,9 +79,15 @@ func (n *Node) consumeSpread(nowNs int64, token uint64, t meta.Topic, req Consum
 	}
 	for _, owner := range n.remoteOwners(t) {
 		g.pending++
+		ask := &groupAsk{owner: owner}
+		g.asked = append(g.asked, ask)
 		n.call(nowNs, owner, req.WaitNs+RouteTimeoutNs,
-			func(id uint64) wire.Message { return wireConsume(id, req) },
+			func(id uint64) wire.Message {
+				ask.id = id
+				return wireConsume(id, req)
+			},
 			func(now int64, m wire.Message) {
+				ask.answered = true
 				msgs, foreign, _ := consumeAnswer(t, m) // an owner that fails is as one with nothing
 				n.release(now, owner, t, foreign)
 				n.groupAnswer(now, g, owner, msgs, nil)
@@ -99,6 +113,18 @@ func (n *Node) groupAnswer(nowNs int64, g *consumeGroup, from uint64, msgs []Mes
 		}
 		n.respond(r)
 		n.dropParked(g.localTok)
+		n.cancelAsked(g)
+	}
+}
+
+// cancelAsked tells the owners that have not answered a spread consume answered
+// otherwise that it is: each ends its part now instead of leasing records for it when
+// they come, which this node would only release (wire.ConsumeCancel).
+func (n *Node) cancelAsked(g *consumeGroup) {
+	for _, a := range g.asked {
+		if !a.answered && !mutNoConsumeCancel {
+			n.send(a.owner, wire.ConsumeCancel{ID: a.id})
+		}
 	}
 }
 

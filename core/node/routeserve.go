@@ -48,7 +48,9 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 		n.send(from, wire.ConsumeResponse{ID: m.ID, Status: wire.StatusNotOwner})
 		return
 	}
+	key := routedConsume{from: from, id: m.ID}
 	tok := n.internal(func(now int64, r Response) {
+		delete(n.routed, key)
 		if r.Err != nil {
 			refuse(r.Err)
 			return
@@ -63,7 +65,22 @@ func (n *Node) onConsumeRequest(nowNs int64, from uint64, m wire.ConsumeRequest)
 			},
 		)
 	})
+	n.routed[key] = tok
 	n.consumeLocal(nowNs, tok, t, req)
+}
+
+// routedConsume names a peer's routed consume: the peer and its request id.
+type routedConsume struct{ from, id uint64 }
+
+// onConsumeCancel ends a routed consume whose asker answered its client from another
+// owner: one still waiting for records answers empty now (a consume reading records it
+// leased answers them, and the asker releases them).
+func (n *Node) onConsumeCancel(from uint64, m wire.ConsumeCancel) {
+	tok, ok := n.routed[routedConsume{from: from, id: m.ID}]
+	if op := n.consumes[tok]; ok && op != nil && op.parked {
+		delete(n.consumes, tok)
+		n.respond(Response{Token: tok})
+	}
 }
 
 // fitMessages keeps the messages that fit one ConsumeResponse (always the first) and

@@ -56,6 +56,8 @@ func Decode(b []byte) (Message, error) {
 		m = r.statsResponseTopic()
 	case KindHello:
 		m = Hello{From: r.u64(), Nonce: r.u64()}
+	case KindConsumeCancel:
+		m = ConsumeCancel{ID: r.u64()}
 	case KindForgotten:
 		m = Forgotten{Member: r.u64(), Removed: r.boolean()}
 	case KindFetchRequest:

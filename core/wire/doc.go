@@ -61,6 +61,8 @@
 //	kind 22 Raft            raft_len u32 | raft bytes | members u16 | members: member u64 |
 //	                        the marks of kind 21: a leader's raft message with its table of
 //	                        every member's marks
+//	kind 23 ConsumeCancel   id u64: the consume its sender routed under id was answered
+//	                        by another owner; one still waiting ends, answered empty
 //
 // Bounds, checked by Encode and Decode: a message is at most MessageBytesMax (16 MiB,
 // the transport's frame limit); a commit carries 1 to CommitRecordsMax records, a topic

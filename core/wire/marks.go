@@ -42,6 +42,8 @@ type MemberMarks struct {
 const (
 	KindHeartbeatMarks Kind = KindFetchResponse + 1 + iota
 	KindRaftMarks
+	// KindConsumeCancel ends a routed consume its asker no longer needs (ConsumeCancel).
+	KindConsumeCancel
 )
 
 // Kind is KindHeartbeatMarks when m carries marks.

@@ -341,3 +341,16 @@ func (r *reader) topicID() uint64 {
 	}
 	return id
 }
+
+// ConsumeCancel tells an owner that the consume its sender routed there under ID was
+// answered already (another owner had records first): if it still waits there for
+// records, it ends now, answered empty, rather than leasing records nobody takes.
+type ConsumeCancel struct {
+	ID uint64
+}
+
+func (ConsumeCancel) Kind() Kind { return KindConsumeCancel }
+
+func (m ConsumeCancel) appendBody(b []byte) []byte {
+	return binary.LittleEndian.AppendUint64(b, m.ID)
+}

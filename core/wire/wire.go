@@ -62,7 +62,7 @@ const (
 
 // Message is one of Raft, Heartbeat, CommitRequest, CommitResponse, ProposeRequest,
 // ProposeResponse, ConsumeRequest, ConsumeResponse, AckRequest, AckResponse, StatsRequest,
-// StatsResponse, Hello, Forgotten.
+// StatsResponse, Hello, Forgotten, FetchRequest, FetchResponse, ConsumeCancel.
 type Message interface {
 	Kind() Kind
 	appendBody(b []byte) []byte

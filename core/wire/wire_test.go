@@ -10,7 +10,9 @@ import (
 )
 
 func genMessage(t *rapid.T) Message {
-	switch rapid.IntRange(0, 15).Draw(t, "kind") {
+	switch rapid.IntRange(0, 16).Draw(t, "kind") {
+	case 16:
+		return ConsumeCancel{ID: rapid.Uint64().Draw(t, "id")}
 	case 14, 15:
 		return genFetch(t)
 	case 13:
@@ -284,7 +286,7 @@ func FuzzDecode(f *testing.F) {
 			Batches: []FetchBatch{{Base: 5, CommitMs: 1700000000000, Records: []Record{{Payload: []byte("a")},
 				{HasKey: true, Key: []byte("k"), Payload: []byte("b")}}}}, HasAcks: true, AckFloor: 4, Acked: []uint64{6, 8}},
 		FetchResponse{ID: 12, Code: CodeNotOwner},
-		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77}, Forgotten{Member: 3}, Forgotten{Member: 4, Removed: true},
+		StatsRequest{ID: 10, Topic: "orders"}, Hello{From: 2, Nonce: 77}, Forgotten{Member: 3}, Forgotten{Member: 4, Removed: true}, ConsumeCancel{ID: 7},
 		StatsResponse{ID: 10, Status: StatusOK, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7, SizeBytes: 900, InFlight: 1}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 2, HighWatermark: 7}}},
 		StatsResponse{ID: 10, Status: StatusOK, TopicID: 12, Partitions: []PartitionStat{{Index: 1}, {Index: 2, Failed: true}}},

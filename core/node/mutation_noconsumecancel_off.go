@@ -1,0 +1,5 @@
+//go:build !narad_mut_noconsumecancel
+
+package node
+
+const mutNoConsumeCancel = false
