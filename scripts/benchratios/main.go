@@ -256,7 +256,55 @@ func (c config) start(n int) ([]*node, error) {
 			return nil, err
 		}
 	}
+	if n > 1 {
+		// A topic created before every member is marked alive gets no partition on the
+		// others, and the rebalance then moves some during the runs.
+		if err := awaitAlive(nodes[0].addr, n, 60*time.Second); err != nil {
+			stopAll(nodes)
+			return nil, err
+		}
+	}
 	return nodes, nil
+}
+
+// awaitAlive waits until the node at addr lists n members alive.
+func awaitAlive(addr string, n int, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if aliveMembers(addr) == n {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond) // polling the members list, bounded above
+	}
+	return fmt.Errorf("%s: %d members not alive within %v", addr, n, bound)
+}
+
+func aliveMembers(addr string) int {
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/cluster/members", nil)
+	if err != nil {
+		return 0
+	}
+	req.SetBasicAuth("admin", password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var list struct {
+		Members []struct {
+			Status string `json:"status"`
+		} `json:"members"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&list) != nil {
+		return 0
+	}
+	alive := 0
+	for _, m := range list.Members {
+		if m.Status == "alive" {
+			alive++
+		}
+	}
+	return alive
 }
 
 func awaitReady(addr string, bound time.Duration) error {
