@@ -99,6 +99,9 @@ type moveState struct {
 	stats    MoveStats
 	acts     uint64    // fetches, commits, proposals and phase changes: collect runs until none
 	stale    []partKey // open partitions marked stale, dropped by the next collect round
+
+	// reported: the cutover epoch told to OnPartitionMoved, per partition
+	reported map[partKey]uint32
 }
 
 // collectMoves moves the copies and releases on; it reports whether anything acted.
@@ -129,6 +132,7 @@ func (n *Node) MoveStats() MoveStats { return n.moves.stats }
 func (n *Node) syncMoves(nowNs int64) {
 	if n.moves.copies == nil {
 		n.moves.copies, n.moves.releases = map[partKey]*moveCopy{}, map[partKey]*release{}
+		n.moves.reported = map[partKey]uint32{}
 		n.moves.stats.FreezeNs = newHistogram()
 	}
 	self := n.meta.ID()
@@ -153,6 +157,30 @@ func (n *Node) syncMoves(nowNs int64) {
 		n.endCopy(nowNs, mc)
 	}
 	n.syncReleases(nowNs)
+	n.reportCutovers()
+}
+
+// reportCutovers tells OnPartitionMoved (the simulators' hook) of every partition this
+// node holds by a cutover that this process did not carry out: the process that copied
+// it may have ended before its replica applied the cutover, and this one serves the copy
+// (cluster seed 410124). The source is not known here: from is 0.
+func (n *Node) reportCutovers() {
+	if n.cfg.OnPartitionMoved == nil {
+		return
+	}
+	self := n.meta.ID()
+	for _, t := range n.meta.Topics() {
+		for i, owner := range n.meta.Owners(t.ID) {
+			k := partKey{t.ID, uint32(i)}
+			epoch := n.meta.PartitionEpoch(t.ID, k.index)
+			if owner != self || n.moves.copies[k] != nil || n.moves.reported[k] == epoch ||
+				!n.meta.CutOver(t.ID, k.index) {
+				continue
+			}
+			n.moves.reported[k] = epoch
+			n.cfg.OnPartitionMoved(t.ID, k.index, 0)
+		}
+	}
 }
 
 func (n *Node) startCopy(nowNs int64, k partKey, mv meta.Move) {
@@ -187,6 +215,7 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 		if mc.frozenNs > 0 {
 			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
 		}
+		n.moves.reported[mc.key] = mc.epoch + 1
 		if n.cfg.OnPartitionMoved != nil {
 			n.cfg.OnPartitionMoved(mc.key.topicID, mc.key.index, mc.from)
 		}

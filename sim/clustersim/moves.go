@@ -24,9 +24,14 @@ type cutover struct {
 	from, to uint64
 }
 
-// onCutover records node mb taking partition index of topicID over from member from.
+// onCutover records node mb taking partition index of topicID over from member from (0:
+// a later process of mb found the cutover applied, source unknown; known already when
+// the run holds mb as its owner).
 func (u *run) onCutover(mb *member, topicID uint64, index uint32, from uint64) {
 	k := moveKey{topicID, index}
+	if o, ok := u.owners[k]; from == 0 && ok && o == mb.id {
+		return
+	}
 	u.stats.Cutovers++
 	u.cutovers[k] = append(u.cutovers[k], cutover{atNs: u.s.Now(), from: from, to: mb.id})
 	u.owners[k] = mb.id
@@ -48,7 +53,7 @@ func (u *run) movedBetween(k recKey, fromNs, toNs int64) bool {
 func (u *run) pastOwners(k recKey, owner uint64) []uint64 {
 	out := []uint64{owner}
 	for _, c := range u.cutovers[moveKey{k.topicID, k.part}] {
-		if !slices.Contains(out, c.from) {
+		if c.from != 0 && !slices.Contains(out, c.from) { // 0: a source not known
 			out = append(out, c.from)
 		}
 	}
