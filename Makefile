@@ -20,6 +20,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_cutoversameepoch:meta:20:moves \
 	narad_mut_cutoverunverified:cluster:20:invariant-9 narad_mut_releaseearly:cluster:20:reclaim \
 	narad_mut_frozendrop:cluster:20:invariant-1 narad_mut_servestale:cluster:740-740:invariant-4 \
+	narad_mut_importlost:cluster:378869-378869:invariant-9 \
 	narad_mut_sendfailsilent:cluster:50:invariant-11 \
 	narad_mut_readbackcache:node:20:invariant-1 \
 	narad_mut_nacksettle:node:20:invariant-9 narad_mut_leasestale:node:20:invariant-9 narad_mut_keyoffbyone:node:20:invariant-8 \

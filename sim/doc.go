@@ -148,6 +148,9 @@
 //	                              whose release was pending) is served from that
 //	                              copy, other records landing at offsets the
 //	                              forgotten owner delivered (seed 740)
+//	importlost         node       a move's destination whose partition was reopened cluster  invariant 9
+//	                              after it imported the acks (a failed ack write)
+//	                              cuts over without them (seed 378869)
 //	noconsumecancel    node       a spread consume answered by one owner leaves     unit     (test)
 //	                              its parts parked at the others, which lease
 //	                              records for it that the entry node releases

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/narad/narad/core/lease"
 	"github.com/narad/narad/core/meta"
 	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/core/wire"
@@ -74,22 +75,25 @@ const (
 
 // moveCopy is one move to this node.
 type moveCopy struct {
-	key        partKey
-	from       uint64
-	epoch      uint32
-	phase      movePhase
-	passes     uint64 // the reclaimer's passes when the wipe was asked
-	base       uint64 // the copy's first offset: the source's oldest
-	startNs    int64
-	frozenNs   int64 // when this node first saw the move frozen (0: not yet)
-	afterNs    int64 // no fetch or proposal before then
-	inFlight   int   // fetches, commits and proposals in flight (a freeze's proposal and a fetch)
-	proposed   bool  // FreezeMove was asked (and not refused since)
-	cutover    bool  // CutOverMove was asked: it may apply whatever its answer said
-	runs       [][]plog.CopyBatch
-	final      *wire.FetchResponse // the frozen answer that carries the ack state
-	srcHW      uint64
-	bytesMoved uint64
+	key      partKey
+	from     uint64
+	epoch    uint32
+	phase    movePhase
+	passes   uint64 // the reclaimer's passes when the wipe was asked
+	base     uint64 // the copy's first offset: the source's oldest
+	startNs  int64
+	frozenNs int64 // when this node first saw the move frozen (0: not yet)
+	afterNs  int64 // no fetch or proposal before then
+	inFlight int   // fetches, commits and proposals in flight (a freeze's proposal and a fetch)
+	proposed bool  // FreezeMove was asked (and not refused since)
+	cutover  bool  // CutOverMove was asked: it may apply whatever its answer said
+	runs     [][]plog.CopyBatch
+	final    *wire.FetchResponse // the frozen answer that carries the ack state
+	// importedInto is the lease manager that took the acks (importAcks); a reopen of the
+	// partition makes another
+	importedInto *lease.Manager
+	srcHW        uint64
+	bytesMoved   uint64
 }
 
 // moveState is what this node does for moves (both sides).
@@ -319,7 +323,15 @@ func (n *Node) advanceCopy(nowNs int64, mc *moveCopy) {
 			n.fetch(nowNs, mc, p.log.HighWatermark(), MoveFetchBytesMax)
 		}
 	case moveImporting:
-		if p := n.parts[mc.key]; p != nil && p.leases.Flushed() && p.leases.Failed() == nil {
+		p := n.parts[mc.key]
+		switch {
+		case (p == nil || p.leases != mc.importedInto) && !mutImportLost:
+			// Reopened (a failed ack write poisons it) or dropped: the new lease manager
+			// recovered from files the imported acks may never have reached, so the
+			// acks are fetched and imported again (cluster seed 378869).
+			mc.phase, mc.final, mc.importedInto = moveCopying, nil, nil
+			n.moves.acts++
+		case p != nil && p.leases.Flushed() && p.leases.Failed() == nil:
 			mc.cutover = true
 			n.proposeMove(nowNs, mc, meta.CutOverMove, moveCuttingOver)
 		}
@@ -444,7 +456,7 @@ func (n *Node) importAcks(nowNs int64, mc *moveCopy, p *partition) {
 		mc.final, mc.afterNs = nil, nowNs+MoveRetryNs // fetched again
 		return
 	}
-	mc.phase = moveImporting
+	mc.phase, mc.importedInto = moveImporting, p.leases
 	n.moves.acts++
 }
 

@@ -24,13 +24,16 @@ type cutover struct {
 	from, to uint64
 }
 
-// onCutover records node mb taking partition index of topicID over from member from (0:
-// a later process of mb found the cutover applied, source unknown; known already when
-// the run holds mb as its owner).
+// onCutover records node mb taking partition index of topicID over from member from. From
+// is 0 when a later process of mb found the cutover applied: the source is then the owner
+// the run knew, and nothing is new when that is mb already.
 func (u *run) onCutover(mb *member, topicID uint64, index uint32, from uint64) {
 	k := moveKey{topicID, index}
-	if o, ok := u.owners[k]; from == 0 && ok && o == mb.id {
-		return
+	if o, ok := u.owners[k]; from == 0 && ok {
+		if o == mb.id {
+			return
+		}
+		from = o
 	}
 	u.stats.Cutovers++
 	u.cutovers[k] = append(u.cutovers[k], cutover{atNs: u.s.Now(), from: from, to: mb.id})

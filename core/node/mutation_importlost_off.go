@@ -1,0 +1,5 @@
+//go:build !narad_mut_importlost
+
+package node
+
+const mutImportLost = false
