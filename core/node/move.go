@@ -219,8 +219,8 @@ func (n *Node) endCopy(nowNs int64, mc *moveCopy) {
 		if mc.frozenNs > 0 {
 			n.moves.stats.FreezeNs.Observe(nowNs - mc.frozenNs)
 		}
-		n.moves.reported[mc.key] = mc.epoch + 1
 		if n.cfg.OnPartitionMoved != nil {
+			n.moves.reported[mc.key] = mc.epoch + 1 // reportCutovers: this one is told
 			n.cfg.OnPartitionMoved(mc.key.topicID, mc.key.index, mc.from)
 		}
 		return

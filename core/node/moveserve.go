@@ -198,11 +198,11 @@ func (n *Node) syncReleases(nowNs int64) {
 // another owner's since (cluster seed 740): it is removed before the partition is served.
 func (n *Node) markIfStale(p *partition) {
 	k := p.key
-	epoch := n.meta.PartitionEpoch(k.topicID, k.index)
-	t, ok := n.meta.TopicByID(k.topicID)
-	if mutServeStale || p.stale || !ok || epoch == 0 || n.meta.CutOver(k.topicID, k.index) ||
-		n.moves.copies[k] != nil || n.ownerOf(t, k.index) != n.meta.ID() ||
-		p.log.OldestOffset() >= n.epochBase(k) {
+	if mutServeStale || p.stale || p.log.OldestOffset() >= n.epochBase(k) ||
+		n.meta.CutOver(k.topicID, k.index) || n.moves.copies[k] != nil {
+		return // epoch 0 has base 0: never below it
+	}
+	if t, ok := n.meta.TopicByID(k.topicID); !ok || n.ownerOf(t, k.index) != n.meta.ID() {
 		return
 	}
 	p.stale = true

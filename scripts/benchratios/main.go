@@ -269,14 +269,10 @@ func (c config) start(n int) ([]*node, error) {
 
 // awaitAlive waits until the node at addr lists n members alive.
 func awaitAlive(addr string, n int, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if aliveMembers(addr) == n {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond) // polling the members list, bounded above
+	if !pollUntil(bound, func() bool { return aliveMembers(addr) == n }) {
+		return fmt.Errorf("%s: %d members not alive within %v", addr, n, bound)
 	}
-	return fmt.Errorf("%s: %d members not alive within %v", addr, n, bound)
+	return nil
 }
 
 func aliveMembers(addr string) int {
@@ -308,17 +304,29 @@ func aliveMembers(addr string) int {
 }
 
 func awaitReady(addr string, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+	ready := func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond) // polling readiness, bounded above
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}
-	return fmt.Errorf("%s not ready within %v", addr, bound)
+	if !pollUntil(bound, ready) {
+		return fmt.Errorf("%s not ready within %v", addr, bound)
+	}
+	return nil
+}
+
+// pollUntil asks cond every 50 ms until it holds, for at most bound.
+func pollUntil(bound time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); {
+		if cond() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded above
+	}
+	return false
 }
 
 func stopAll(nodes []*node) {
