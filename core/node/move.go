@@ -27,7 +27,8 @@ import (
 //     FreezeMove; the source, once it applied it, takes no commit, lease or ack of the
 //     partition and answers fetches "frozen" once its last commit is done;
 //  4. tail: the copy fetches to the frozen high-watermark, then the ack state
-//     (lease.ImportAcks, made durable), and proposes CutOverMove: the destination owns
+//     (lease.ImportAcks, made durable by the lease manager that took it: a reopen of
+//     the partition meanwhile fetches it again), and proposes CutOverMove: the destination owns
 //     the partition under the next epoch and serves it as soon as its replica applies
 //     that. Leases held at the source end with the move (those records are delivered
 //     again); acks move with it.
