@@ -322,6 +322,12 @@ func cliUsers(t *testing.T, d *testDaemon) {
 
 func cliClusterCommandsOnOneNode(t *testing.T, d *testDaemon) {
 	u := adminCLI(d)
+	// A fresh node lists itself once the metastore committed its join, which its first
+	// heartbeat asks for: up to about a second after /readyz (the subtests before this
+	// one used to take longer than that).
+	eventually(t, 10*time.Second, "the node lists itself as a member", func() bool {
+		return strings.Contains(u.ok("cluster", "members"), d.addr)
+	})
 	out := u.ok("cluster", "members")
 	if !strings.Contains(out, "LEADER") || !strings.Contains(out, d.addr) || !strings.Contains(out, "alive") {
 		t.Fatalf("members: %q", out)
