@@ -37,6 +37,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversNoRecordsOfAnotherIncarnation \
 	narad_mut_poisonnode:./core/node:TestFailedPartitionStaysLocalAndReopens \
 	narad_mut_reopentail:./core/plog:TestReopenCutsFramesPastTheVerifiedEnd \
+	narad_mut_zeroskept:./core/plog:TestCutLaysZerosAgain \
 	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
 	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn \
 	narad_mut_readctx:./core/node:TestLateReadAnswerOfAnEarlierProcessConfirmsNothing \

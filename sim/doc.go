@@ -151,6 +151,10 @@
 //	importlost         node       a move's destination whose partition was reopened cluster  invariant 9
 //	                              after it imported the acks (a failed ack write)
 //	                              cuts over without them (seed 378869)
+//	zeroskept          plog       a cut leaves the zeros it removed on the books,   unit     (test)
+//	                              so later commits grow the file at every sync
+//	                              (TestCutLaysZerosAgain; a cost, not a wrong
+//	                              answer: no simulator check can see it)
 //	noconsumecancel    node       a spread consume answered by one owner leaves     unit     (test)
 //	                              its parts parked at the others, which lease
 //	                              records for it that the entry node releases

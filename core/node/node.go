@@ -23,8 +23,10 @@ type Config struct {
 	WAL      wal.Config
 	Meta     meta.Config
 	Dispatch dispatch.Config
-	// PartitionSegmentBytesMax and AckFlushIntervalNs tune every partition.
+	// PartitionSegmentBytesMax, PartitionPreallocBytes and AckFlushIntervalNs tune every
+	// partition.
 	PartitionSegmentBytesMax int64
+	PartitionPreallocBytes   int64 // plog.Config.PreallocBytes
 	AckFlushIntervalNs       int64
 	HeartbeatIntervalNs      int64
 	// OnWalk, when set, is told when a synchronous produce walks past a dead owner: a

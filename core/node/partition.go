@@ -91,6 +91,7 @@ func (n *Node) newPartitionMachines(
 	cfg := plog.Config{
 		Dir:             partDir("parts", k),
 		SegmentBytesMax: n.cfg.PartitionSegmentBytesMax,
+		PreallocBytes:   n.cfg.PartitionPreallocBytes,
 		RetentionMs:     t.RetentionMs,
 		BaseOffset:      n.epochBase(k),
 	}

@@ -30,6 +30,7 @@ type inflightCommit struct {
 	commitMs int64
 	parts    []batchRef // the frame's batches (pos relative to the frame), in offset order
 	pos      int64      // where the frame goes in the active segment: the high-watermark's position
+	written  int        // bytes the write stores: the frame and any zeros after it (prealloc.go)
 	retries  int        // read-back re-reads after a read error
 	answered bool       // the commit was answered (poisoned: the cut that follows is cleanup)
 }
@@ -61,6 +62,7 @@ func (l *Log) startCommit(c *inflightCommit) {
 		// Roll: the new segment is named by the first offset it will hold, and its
 		// directory entry is durable before any frame in it can be acknowledged.
 		c.phase = phaseCreate
+		l.trimZeros()
 		l.issue(purposeCommit, disk.Op{Kind: disk.KindCreate, Name: segmentName(l.cfg.Dir, c.base)})
 		return
 	}
@@ -137,7 +139,9 @@ func (l *Log) writeFrame() {
 	assert.That(seg.base <= c.base, "plog: commit lands below its segment's base offset")
 	c.pos = seg.size
 	c.phase = phaseWrite
-	l.issue(purposeCommit, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: c.pos, Data: c.frame})
+	data := l.withZeros(seg, c.frame)
+	c.written = len(data)
+	l.issue(purposeCommit, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: c.pos, Data: data})
 }
 
 func (l *Log) onWritten(res disk.Result) {
@@ -146,6 +150,8 @@ func (l *Log) onWritten(res disk.Result) {
 		l.cut() // a failed write may have stored part of the frame
 		return
 	}
+	seg := l.active()
+	seg.zeroEnd = max(seg.zeroEnd, c.pos+int64(c.written))
 	if mutHWBeforeSync {
 		// Deliberate bug: visible (and answered) before the fdatasync made it durable.
 		l.issue(purposeDetached, disk.Op{Kind: disk.KindSync, Name: l.active().name})
@@ -270,6 +276,9 @@ func (l *Log) cut() {
 	// Only published batches are cached, and they all lie below the high-watermark, so
 	// this drops nothing; it makes sure no cached batch outlives the bytes being cut.
 	l.cache.dropFrom(l.hw)
+	if !mutZerosKept {
+		l.active().zeroEnd = 0 // the cut takes any zeros too
+	}
 	l.issue(purposeCommit, disk.Op{Kind: disk.KindTruncate, Name: l.active().name, Off: c.pos})
 }
 

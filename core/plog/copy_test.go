@@ -146,7 +146,7 @@ func TestCommitCopyRefusals(t *testing.T) {
 func TestCommitCopyCorruptWriteIsRetried(t *testing.T) {
 	d := sim.NewDisk(rng.New(3), sim.DiskConfig{WriteCorruptProb: 1})
 	d.SetFaults(false)
-	dst := newHarness(t, plog.Config{Dir: copyDir}, d)
+	dst := newHarness(t, plog.Config{Dir: copyDir, PreallocBytes: -1}, d) // corrupt the frame
 	run := []plog.CopyBatch{{Base: 0, CommitMs: 1, Entries: entries("a")},
 		{Base: 1, CommitMs: 2, Entries: entries("b", "c")}}
 	d.SetFaults(true)

@@ -36,7 +36,11 @@
 //
 //  1. the frame is written at the end of the active segment (after creating a new
 //     segment, named by the high-watermark, and syncing the directory, when the active
-//     one has passed SegmentBytesMax or none exists);
+//     one has passed SegmentBytesMax or none exists). A frame that would end past the
+//     zeros written before carries PreallocBytes of zeros after it, in the same write,
+//     so that the next commits' fdatasyncs commit no metadata (prealloc.go); recovery
+//     keeps zeros past the last frame (R12), and a roll trims those of the segment it
+//     leaves;
 //  2. fdatasync;
 //  3. the frame is read back and compared byte for byte with what was written (which
 //     also proves its CRC32C);
@@ -173,6 +177,9 @@
 //	     synced and that a read corrupted in passing made look valid)
 //	     -> cut it and sync, then check the frame before it the same way: it was never
 //	        acknowledged (acknowledged frames were read back intact after their own sync)
+//	R12  damage where one read shows only zeros to the end of the segment (space never
+//	     written: prealloc.go)
+//	     -> the end of the segment; keep the zeros (the next commits write over them)
 //	--   a file whose name is not <16 hex digits>.log
 //	     -> ignored, left alone
 //

@@ -15,6 +15,7 @@ type Config struct {
 	RetentionMs       int64  // remove non-active segments whose newest commit is older; 0: forever
 	ReadRetriesMax    int    // re-reads of a frame that fails its CRC or its read
 	RecoveryReadBytes int    // bytes per recovery read; a larger frame is read whole
+	PreallocBytes     int64  // zeros written ahead of the frames (prealloc.go); < 0: none
 
 	ReadCacheBatchesMax int // verified batches kept in memory for reads (doc.go, The read cache)
 	ReadCacheBytesMax   int // and their bytes: frames plus decoded entries
@@ -38,6 +39,7 @@ const (
 	DefaultSegmentBytesMax   = 64 << 20
 	DefaultReadRetriesMax    = 8
 	DefaultRecoveryReadBytes = 1 << 20
+	DefaultPreallocBytes     = 256 << 10
 	// DefaultReadCacheBatchesMax and DefaultReadCacheBytesMax bound the read cache of one
 	// partition log. Consumers mostly read the newest records, up to 100 per consume
 	// (node.ConsumeMax). The dispatcher aims at about 64 records per partition commit,
@@ -72,6 +74,9 @@ func (c Config) withDefaults() Config {
 		c.RecoveryReadBytes = DefaultRecoveryReadBytes
 	}
 	c.RecoveryReadBytes = max(c.RecoveryReadBytes, recoveryReadBytesMin)
+	if c.PreallocBytes == 0 {
+		c.PreallocBytes = DefaultPreallocBytes
+	}
 	if c.ReadCacheBatchesMax <= 0 {
 		c.ReadCacheBatchesMax = DefaultReadCacheBatchesMax
 	}
@@ -178,6 +183,7 @@ const (
 	purposeCommit
 	purposeRead
 	purposeRetain
+	purposeTrim     // cutting the zeros of a segment a roll left (prealloc.go)
 	purposeDetached // mutation hwbeforesync: a sync whose outcome nobody waits for
 )
 
@@ -204,6 +210,7 @@ type segment struct {
 	size     int64      // bytes in the file: for the active segment, where the next frame goes
 	newestMs int64      // commit time of its newest batch; 0 when it holds none
 	batches  []batchRef // in offset order; offsets between batches are holes
+	zeroEnd  int64      // end of the zeros this process wrote past size (prealloc.go); 0: none
 }
 
 // Log is the partition log: a deterministic state machine. See doc.go for how it is
@@ -217,6 +224,7 @@ type Log struct {
 
 	nextOpID uint64
 	ops      map[uint64]opPurpose // ops in flight and what they are for
+	trims    map[uint64]string    // the trims' truncates in flight, by op: their segments
 
 	fetches      map[uint64]*fetch // read op in flight -> the fetch it serves
 	fetching     map[uint64]*fetch // batch base offset -> its fetch in flight, at most one
@@ -240,6 +248,7 @@ func New(cfg Config) *Log {
 	return &Log{
 		cfg:      cfg,
 		ops:      map[uint64]opPurpose{},
+		trims:    map[uint64]string{},
 		fetches:  map[uint64]*fetch{},
 		fetching: map[uint64]*fetch{},
 		cache:    newReadCache(cfg.ReadCacheBatchesMax, cfg.ReadCacheBytesMax),
@@ -296,6 +305,8 @@ func (l *Log) DiskDone(nowNs int64, res disk.Result) {
 		l.readStep(res)
 	case purposeRetain:
 		l.retainStep(nowNs, res)
+	case purposeTrim:
+		l.trimStep(res)
 	case purposeDetached:
 	}
 }

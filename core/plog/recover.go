@@ -190,6 +190,7 @@ func (l *Log) finishScan() {
 	l.oldest = l.segs[0].base
 	last := l.active()
 	if rc.cut {
+		last.zeroEnd = 0 // the cut takes any zeros too
 		l.issue(purposeRecover, disk.Op{Kind: disk.KindTruncate, Name: last.name, Off: rc.cutSize})
 	} else {
 		l.issue(purposeRecover, disk.Op{Kind: disk.KindSync, Name: last.name})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 )
 
 // onSegmentRead applies the recovery decision table (doc.go) to one read of a segment.
@@ -47,6 +48,10 @@ func (l *Log) scanStep(data []byte) {
 		if errors.Is(err, errShort) && !atEOF && p > 0 {
 			// The frame continues past this read: read it whole from its start.
 			l.readAt(abs, l.frameWant(data[p:]))
+			return
+		}
+		if atEOF && frame.IsZero(data[p:]) {
+			l.zerosToTheEnd(abs, rc.off+int64(len(data))) // row R12
 			return
 		}
 		// Damage, or a frame longer than this read at its start. Either way the frame
@@ -202,4 +207,16 @@ func (l *Log) endSearchPass(pos int64, base uint64, fileEnd int64) {
 		)
 		l.finishSegment(fileEnd)
 	}
+}
+
+// zerosToTheEnd ends the segment at abs, where only zeros follow up to end: space never
+// written (prealloc.go). A crash can lose a write, but no fault makes synced frames read
+// as zeros to the end of a file, so one read decides. The zeros are kept: the next
+// commits write over them.
+func (l *Log) zerosToTheEnd(abs, end int64) {
+	rc := l.rec
+	seg := &rc.segs[rc.idx]
+	rc.note(fmt.Sprintf("R12 %s@%d zeros to the end (%d): kept", seg.name, abs, end))
+	seg.zeroEnd = end
+	l.finishSegment(abs)
 }

@@ -75,7 +75,7 @@ func (l *Log) onVerifyRead(res disk.Result) {
 		),
 	)
 	last.batches = last.batches[:len(last.batches)-1]
-	last.size = b.pos
+	last.size, last.zeroEnd = b.pos, 0 // the cut takes any zeros too
 	l.hw = b.base
 	rc.retries, rc.ioRetries = 0, 0
 	rc.phase, rc.pending = phaseFinish, 1 // the cut's sync brings recovery back here

@@ -64,6 +64,11 @@
 // An active segment past SegmentRotateBytes whose records are all dispatched is rotated
 // so that it can be reclaimed; past SegmentBytesMax it is rotated regardless.
 //
+// A group write whose frames would end past the zeros written before carries
+// PreallocBytes of zeros after them (prealloc.go): the groups that follow overwrite
+// blocks the segment already holds, so their fdatasync commits no metadata. Recovery
+// keeps the zeros past the last frame (R10).
+//
 // # Record format (on disk: do not change; add a format byte instead)
 //
 // A record is one frame of core/frame (crc32c u32 | length u32 | fmt u8 | body), whose
@@ -95,6 +100,9 @@
 //	                                                             sync (it was never acknowledged)
 //	R8   end of file at a frame boundary                        clean end
 //	R9   no segment at all                                      create the first one
+//	R10  damage where one read shows only zeros to the end of     the end: keep the zeros
+//	     the segment (space never written: prealloc.go)           (the next groups write
+//	                                                             over them)
 //	--   a read fails with an I/O error ReadRetriesMax times    recovery fails (node stops)
 //
 // A torn tail holds only bytes that were never covered by a successful fdatasync, so

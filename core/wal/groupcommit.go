@@ -23,11 +23,9 @@ func (l *Log) maybeFlush() {
 	l.inflight, l.staged = l.staged, l.inflight[:0]
 	l.inflightBuf, l.stagedBuf = l.stagedBuf, l.spareBuf[:0]
 	l.spareBuf = nil
-	l.issue(
-		purposeWrite,
-		disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: l.inflightBuf},
-	)
-	l.inflightOff = seg.size
+	data := l.withZeros(seg)
+	l.issue(purposeWrite, disk.Op{Kind: disk.KindWriteAt, Name: seg.name, Off: seg.size, Data: data})
+	l.inflightOff, l.inflightLen = seg.size, len(data)
 	seg.size += int64(len(l.inflightBuf))
 	l.flush = flushWriting
 }
@@ -43,6 +41,8 @@ func (l *Log) onGroupWritten(nowNs int64, res disk.Result) {
 		return
 	}
 	l.noSpace = false
+	seg := l.active()
+	seg.zeroEnd = max(seg.zeroEnd, l.inflightOff+int64(l.inflightLen))
 	if mutAckBeforeSync {
 		l.ackInflight()
 	}

@@ -17,6 +17,7 @@ type Config struct {
 	StagedBytesMax           int    // bytes waiting for the next group commit; more is refused
 	ReadRetriesMax           int    // re-reads of a frame that fails its CRC during recovery
 	RecoveryReadBytes        int    // bytes read per recovery read
+	PreallocBytes            int64  // zeros written ahead of the records (prealloc.go); < 0: none
 }
 
 // Defaults, from the seed's table of compiled-in numbers (produce-path.md).
@@ -29,6 +30,7 @@ const (
 	DefaultStagedBytesMax           = 64 << 20
 	DefaultReadRetriesMax           = 8
 	DefaultRecoveryReadBytes        = 4 << 20
+	DefaultPreallocBytes            = 256 << 10
 )
 
 func (c Config) withDefaults() Config {
@@ -52,6 +54,9 @@ func (c Config) withDefaults() Config {
 	defInt(&c.StagedBytesMax, DefaultStagedBytesMax)
 	defInt(&c.ReadRetriesMax, DefaultReadRetriesMax)
 	defInt(&c.RecoveryReadBytes, DefaultRecoveryReadBytes)
+	if c.PreallocBytes == 0 {
+		c.PreallocBytes = DefaultPreallocBytes
+	}
 	if c.RecoveryReadBytes < FrameBytesMax {
 		c.RecoveryReadBytes = FrameBytesMax
 	}
@@ -119,6 +124,7 @@ type segment struct {
 	name     string
 	firstSeq uint64 // from the name: no record in it is below this
 	size     int64
+	zeroEnd  int64 // end of the zeros this process wrote past size (prealloc.go); 0: none
 }
 
 type waiter struct {

@@ -30,7 +30,7 @@ func (l *Log) cutNoSpace() {
 	l.stats.NoSpaceWrites++
 	l.noSpace = true
 	l.flush = flushCutting
-	l.active().size = l.inflightOff
+	l.active().size, l.active().zeroEnd = l.inflightOff, 0 // the cut takes any zeros too
 	l.issue(purposeCut, disk.Op{Kind: disk.KindTruncate, Name: l.active().name, Off: l.inflightOff})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/core/assert"
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 )
 
 // onSegmentRead applies the recovery decision table (doc.go) to the frames of one read.
@@ -167,6 +168,15 @@ func (l *Log) pastDamage(data []byte, p int, atEOF bool, err error) (int, bool) 
 	rc := l.rec
 	seg := rc.segs[rc.segIdx]
 	abs := rc.off + int64(p)
+	if atEOF && frame.IsZero(data[p:]) {
+		// Row R10: zeros to the end. Never-written space (prealloc.go): a crash can lose
+		// a write, but no fault makes synced frames read as zeros to the end of a file.
+		end := rc.off + int64(len(data))
+		rc.note(fmt.Sprintf("R10 %s@%d zeros to the end (%d): kept", seg.name, abs, end))
+		rc.segs[rc.segIdx].zeroEnd = end
+		l.nextSegment(abs)
+		return 0, false
+	}
 	if abs != rc.damageOff {
 		rc.damageOff, rc.retries = abs, 0
 	}

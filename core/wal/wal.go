@@ -41,6 +41,7 @@ type Log struct {
 	inflight    []waiter
 	inflightBuf []byte
 	inflightOff int64 // where the group was written in the active segment
+	inflightLen int   // bytes the group write stores: its frames and any zeros (prealloc.go)
 	verifyTries int   // read-backs of the group so far
 	spareBuf    []byte
 	// A full device (nospace.go): the last group write found no space (until one fits),

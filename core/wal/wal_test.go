@@ -253,12 +253,17 @@ func TestAppendBatchIsOneGroup(t *testing.T) {
 		t.Fatalf("want one write, pending: %s", h.pendingKinds())
 	}
 	w := h.complete(0, nil)
-	for n, p := 0, 0; p < len(w.Data); n++ {
+	p := 0
+	for n := range recs {
 		r, size, err := wal.DecodeFrame(w.Data[p:])
 		if err != nil || string(r.Payload) != string(recs[n].Payload) {
 			t.Fatalf("record %d of the write: %q %v", n, r.Payload, err)
 		}
 		p += size
+	}
+	if zeros := w.Data[p:]; len(zeros) != wal.DefaultPreallocBytes || !allZero(zeros) {
+		t.Fatalf("the first write carries %d bytes after its frames, want %d zeros",
+			len(zeros), wal.DefaultPreallocBytes)
 	}
 	h.complete(0, nil) // sync
 	h.complete(0, nil) // read back
@@ -276,7 +281,8 @@ func TestAppendBatchIsOneGroup(t *testing.T) {
 // is never answered durable: the read-back reads the device (Op.Device), not the cache.
 func TestReadBackReadsTheDevice(t *testing.T) {
 	d := sim.NewDisk(rng.New(3), sim.DiskConfig{})
-	h := newHarness(t, wal.Config{}, d)
+	// No zeros after the frames: the corruption must land in them.
+	h := newHarness(t, wal.Config{PreallocBytes: -1}, d)
 	d.SetConfig(sim.DiskConfig{WriteCorruptProb: 1}) // from here every write is silently corrupted on the device
 	a := h.append("t", []byte("payload"))
 	h.complete(0, nil) // write
@@ -320,4 +326,13 @@ func TestCheckpointNoSpaceIsTriedAgain(t *testing.T) {
 	if h.recovered == nil || h.recovered.Checkpoint != 2 {
 		t.Fatalf("recovered %+v", h.recovered)
 	}
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// (0: no steps).
 	StepGapNs [2]int64
 	StepNs    int64
+	// PreallocBytes: the zeros the WAL and the partition logs write ahead of their
+	// records (sim.DrawPreallocBytes).
+	PreallocBytes int64
 	// Users: the clients are users the admin changes under load every UserGapNs
 	// (users.go); without, they act as the system.
 	Users     bool
@@ -165,14 +168,15 @@ func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 	if r.Chance(0.5) {
 		o.MoveGapNs = [2]int64{ms(50, 200), ms(200, 800)}
 	}
+	o.PreallocBytes = sim.DrawPreallocBytes(r)
 }
 
 func (o Options) String() string {
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v\n"+
+	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v prealloc=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
-		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.Spare, o.DecommissionAfterNs, o.CancelOnce, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs, o.MoveGapNs,
+		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.Spare, o.DecommissionAfterNs, o.CancelOnce, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs, o.MoveGapNs, o.PreallocBytes,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
 }

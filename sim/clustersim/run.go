@@ -375,9 +375,11 @@ func (u *run) start(i int) {
 		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
 			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
-		OnWalk:            func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
-		OnPartitionReopen: func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
-		OnPartitionMoved:  func(topicID uint64, index uint32, from uint64) { u.onCutover(mb, topicID, index, from) },
+		OnWalk:                 func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
+		OnPartitionReopen:      func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
+		WAL:                    wal.Config{PreallocBytes: u.o.PreallocBytes},
+		PartitionPreallocBytes: u.o.PreallocBytes,
+		OnPartitionMoved:       func(topicID uint64, index uint32, from uint64) { u.onCutover(mb, topicID, index, from) },
 		OnPartitionCommit: func(topicID uint64, index, epoch uint32, _ uint64, _ int) {
 			u.onPartitionCommit(mb, topicID, index, epoch)
 		},

@@ -34,7 +34,10 @@ type Options struct {
 	CrashInCommitProb float64
 	// DoomAtNs: when the doomed topic is created, filled and deleted (reclaim.go); 0: never.
 	DoomAtNs int64
-	Disk     sim.DiskConfig
+	// PreallocBytes: the zeros the WAL and the partition logs write ahead of their
+	// records (sim.DrawPreallocBytes).
+	PreallocBytes int64
+	Disk          sim.DiskConfig
 }
 
 // FullKillsMax: a device that filled up (FillProb) is freed by the operator once its
@@ -84,14 +87,15 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.5) {                         // drawn after it, for the same reason
 		o.DoomAtNs = int64(r.Range(20_000_000, 1_500_000_000))
 	}
+	o.PreallocBytes = sim.DrawPreallocBytes(r) // drawn after them, for the same reason
 	return o
 }
 
 func (o Options) String() string {
 	d := o.Disk
-	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d retention_ms=%d segment_bytes_max=%d crash_in_commit=%g doom_at_ns=%d\n"+
+	return fmt.Sprintf("seed=%d producers=%d consumers=%d topics=%d partitions_max=%d steps=%d payload_max=%d batch_max=%d think_max_ns=%d visibility_ms=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d check_every=%d retention_ms=%d segment_bytes_max=%d crash_in_commit=%g doom_at_ns=%d prealloc=%d\n"+
 		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s",
 		o.Seed, o.Producers, o.Consumers, o.Topics, o.PartitionsMax, o.Steps, o.PayloadMax, o.BatchMax, o.ThinkMaxNs, o.VisibilityMs,
-		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery, o.RetentionMs, o.SegmentBytesMax, o.CrashInCommitProb, o.DoomAtNs,
+		o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckEvery, o.RetentionMs, o.SegmentBytesMax, o.CrashInCommitProb, o.DoomAtNs, o.PreallocBytes,
 		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString())
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/narad/narad/core/dispatch"
 	"github.com/narad/narad/core/node"
 	"github.com/narad/narad/core/rng"
+	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/invariants"
 	"github.com/narad/narad/sim"
 	"github.com/narad/narad/sim/sched"
@@ -208,6 +209,7 @@ func (u *run) start() {
 	u.stats.Recoveries++
 	u.n = node.New(node.Config{NodeID: "n1", Addr: "n1:7942", AckFlushIntervalNs: AckFlushIntervalNs,
 		PartitionSegmentBytesMax: u.o.SegmentBytesMax, OnPartitionReopen: u.onReopen,
+		WAL: wal.Config{PreallocBytes: u.o.PreallocBytes}, PartitionPreallocBytes: u.o.PreallocBytes,
 		Dispatch: dispatch.Config{OnReroute: u.onReroute}}, u.r.Fork())
 	u.poison.Restarted(u.s.Now())
 	u.record('o', u.epoch)

@@ -70,8 +70,9 @@ func Draw(seed uint64) Options {
 	if r.Chance(0.8) {
 		o.CrashGapNs = [2]int64{int64(r.Range(1_000_000, 50_000_000)), int64(r.Range(50_000_000, 2_000_000_000))}
 	}
-	o.RotAtCrashProb = pick(0, 0, 0.3, 0.7)   // drawn after the rest: the other options of a seed are as before
-	o.CrashInWriteProb = pick(0, 0, 0.3, 0.7) // drawn last, for the same reason
+	o.RotAtCrashProb = pick(0, 0, 0.3, 0.7)        // drawn after the rest: the other options of a seed are as before
+	o.CrashInWriteProb = pick(0, 0, 0.3, 0.7)      // drawn last, for the same reason
+	o.WAL.PreallocBytes = sim.DrawPreallocBytes(r) // after it, for the same reason
 	return o
 }
 
@@ -79,8 +80,8 @@ func (o Options) String() string {
 	d := o.Disk
 	return fmt.Sprintf("seed=%d clients=%d steps=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%d ckpt_ns=%d rot_at_crash=%g crash_in_write=%g\n"+
 		"  disk: nospace=%g syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
-		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d",
+		"  wal: rotate=%d segmax=%d ckpt_sync_ns=%d prealloc=%d",
 		o.Seed, o.Clients, o.Steps, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CheckpointNs, o.RotAtCrashProb, o.CrashInWriteProb,
 		d.NoSpaceProb, d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
-		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs)
+		o.WAL.SegmentRotateBytes, o.WAL.SegmentBytesMax, o.WAL.CheckpointSyncIntervalNs, o.WAL.PreallocBytes)
 }

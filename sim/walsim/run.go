@@ -165,7 +165,10 @@ func (u *run) freeSpace() {
 	if u.noSpace {
 		u.record('s')
 		u.d.SetFaults(false) // ends the full device, as an operator deleting other files would
-		u.d.SetFaults(true)
+		// Back on, unless the heal phase turned them off: a restart during it must not
+		// bring faults back (seed 299 once zeros were written ahead: the final append
+		// found the device filled again).
+		u.d.SetFaults(!u.healing)
 		u.noSpace = false
 	}
 }

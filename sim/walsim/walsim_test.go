@@ -29,10 +29,13 @@ func TestSameSeedSameTrace(t *testing.T) {
 }
 
 // TestFaultsAreExercised guards against a simulator that quietly stops injecting: across
-// a sweep, each fault class must have fired.
+// a sweep, each fault class must have fired. Torn pages take a machine crash while pages
+// are dirty, about one seed in five: 20 seeds once saw a single torn page and no garbage
+// sector (the traces the WAL's zeros drew; 80 seeds tear as often with zeros as without),
+// so the sweep takes 30.
 func TestFaultsAreExercised(t *testing.T) {
 	var crashes, walFailures, torn, readFaults, corruptSkips uint64
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 30; seed++ {
 		o := Draw(seed)
 		o.Steps = 2500
 		res := Run(o)
@@ -74,8 +77,11 @@ func TestFaultsAreExercised(t *testing.T) {
 //     nothing restarted it, so nothing freed the device: too few appends, and the heal's
 //     final append refused. The operator now frees a device full for
 //     invariants.FullNsMax, and the heal frees it before its final append.
+//   - 299: a node the heal phase restarted after it met a full device turned the faults
+//     back on (run.go freeSpace), the device filled again and the final append was
+//     refused (drawn once the WAL wrote zeros ahead of its records).
 func TestRegressionSeeds(t *testing.T) {
-	for _, seed := range []uint64{20, 36, 74, 111, 145, 161, 210, 211, 252, 635, 788} {
+	for _, seed := range []uint64{20, 36, 74, 111, 145, 161, 210, 211, 252, 299, 635, 788} {
 		if res := Run(Draw(seed)); res.Violation != nil {
 			t.Errorf("seed %d: %v", seed, res.Violation)
 		}
