@@ -1,7 +1,8 @@
 // Command benchratios runs issue 16's comparisons on this machine, in one run, and prints
 // each ratio beside its target (make bench-ratios; docs/benchmarks.md):
 //
-//   - fdatasync of a 1 KiB write in the data directory's file system: p50;
+//   - fdatasync of a 1 KiB write in the data directory's file system, appended and over
+//     zeros the file already holds: p50;
 //   - a bare net/http handler at 64 clients (narad-bench -mode bare): the ceiling;
 //   - one node: produce 1 KiB at 64 clients (msgs/s and daemon CPU per message) and at
 //     1 client (p50);
@@ -79,6 +80,7 @@ func fail(err error) {
 
 type figures struct {
 	fsyncP50Ms, bare             float64
+	fsyncZerosP50Ms              float64
 	one64, one1P50Ms, oneCPUMs   float64
 	three64, threeCPUMs          float64
 	consumeP50Ms, consumeP99Ms   float64
@@ -88,7 +90,10 @@ type figures struct {
 func run(c config) error {
 	var f figures
 	var err error
-	if f.fsyncP50Ms, err = fsyncP50(c.dir, 2000); err != nil {
+	if f.fsyncP50Ms, err = fsyncP50(c.dir, 2000, false); err != nil {
+		return err
+	}
+	if f.fsyncZerosP50Ms, err = fsyncP50(c.dir, 2000, true); err != nil {
 		return err
 	}
 	bare, err := c.load("", "bare", 64, "")
