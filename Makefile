@@ -8,7 +8,7 @@ BIN    := bin
 # what each bug is and why that check sees it).
 MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:20:invariant-1 \
 	narad_mut_skipreadback:node:500:invariant-4 narad_mut_ckptearly:node:500:invariant-1 \
-	narad_mut_hwbeforesync:node:500:invariant-4 narad_mut_trusttail:node:40:invariant-4 \
+	narad_mut_hwbeforesync:node:500:invariant-4 narad_mut_trusttail:node:41-41:invariant-4 \
 	narad_mut_nopromote:cluster:100:voters narad_mut_norelay:cluster:160-170:voters \
 	narad_mut_epochzero:cluster:20:invariant-4 narad_mut_nodemote:cluster:209-209:voters \
 	narad_mut_dropreassigned:cluster:20:invariant-2 narad_mut_ackunanswered:cluster:20:invariant-9 \
@@ -21,6 +21,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_cutoverunverified:cluster:20:invariant-9 narad_mut_releaseearly:cluster:20:reclaim \
 	narad_mut_frozendrop:cluster:20:invariant-1 narad_mut_servestale:cluster:740-740:invariant-4 \
 	narad_mut_importlost:cluster:378869-378869:invariant-9 \
+	narad_mut_moveinstance:cluster:2986-2986:moves \
 	narad_mut_sendfailsilent:cluster:50:invariant-11 \
 	narad_mut_readbackcache:node:20:invariant-1 \
 	narad_mut_nacksettle:node:20:invariant-9 narad_mut_leasestale:node:20:invariant-9 narad_mut_keyoffbyone:node:20:invariant-8 \
@@ -29,7 +30,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_ownernocheck:cluster:50:access narad_mut_cachestale:cluster:50:access \
 	narad_mut_reroutealive:cluster:20:dispatch \
 	narad_mut_readyearly:cluster:20:readiness narad_mut_reclaimlive:cluster:20:reclaim \
-	narad_mut_poisonnode:cluster:20:poison narad_mut_noreopen:node:20:poison \
+	narad_mut_poisonnode:cluster:20:poison narad_mut_noreopen:node:33-33:poison \
 	narad_mut_reopentail:node:150-250:invariant-10 narad_mut_nospacefatal:node:20:nospace
 
 # Deliberate bugs no simulator seed within the sweeps reaches, each caught by a unit test

@@ -73,7 +73,9 @@
 //	noreopen           node       a failed partition's reopen is put off for ever   node     poison
 //	                              (partitions still failed after the heal; with
 //	                              the traces before issue 13's in-flight table,
-//	                              invariant 2 reported it first)
+//	                              invariant 2 reported it first, and again in
+//	                              seeds 20-32 once the logs wrote zeros ahead:
+//	                              seed 33 reports poison first)
 //	reopentail         plog       a reopened log serves frames past the verified    node     invariant 10
 //	                              end (a failed commit's, sent again: two copies;
 //	                              seeds 150-250, first at 186; unit test too)
@@ -151,6 +153,10 @@
 //	importlost         node       a move's destination whose partition was reopened cluster  invariant 9
 //	                              after it imported the acks (a failed ack write)
 //	                              cuts over without them (seed 378869)
+//	moveinstance       node       a move's destination takes a new move of the      cluster  moves
+//	                              partition (same members, same epoch) for the one
+//	                              it copies after an abort and a new start applied
+//	                              together: the freeze is never asked again (2986)
 //	zeroskept          plog       a cut leaves the zeros it removed on the books,   unit     (test)
 //	                              so later commits grow the file at every sync
 //	                              (TestCutLaysZerosAgain; a cost, not a wrong
@@ -196,5 +202,8 @@
 // trusttail needs a process crash between a commit's write and its fdatasync, with that
 // write corrupted on its way to the device: random crashes and random write faults almost
 // never met there (uncaught over node seeds 1-100), so the node simulator places that
-// crash (nodesim/incommit.go, Options.CrashInCommitProb) and seed 10 catches it.
+// crash (nodesim/incommit.go, Options.CrashInCommitProb) and seed 10 catches it. Since
+// the logs write zeros ahead of their records, seed 10 reports invariant 2 first (records
+// never delivered: the trusted bad tail stalls its partition); seed 41 is the first whose
+// first report is invariant 4, and the mutation check runs it.
 package sim

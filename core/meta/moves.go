@@ -61,6 +61,11 @@ type Move struct {
 	To        uint64    `json:"to"`
 	Epoch     uint32    `json:"epoch"` // the partition's epoch while it moves
 	State     MoveState `json:"state"`
+	// Started is the log index of the StartMove that began it: it tells this move from a
+	// later one of the same partition, between the same members at the same epoch (an
+	// abort and a new start that a node applies in one batch). 0 in a snapshot written
+	// before it existed.
+	Started uint64 `json:"started,omitempty"`
 }
 
 // ErrNoMove answers a move command for a partition with no move in progress (or with
@@ -147,13 +152,13 @@ func (m *machine) checkStart(c Command, from uint64, moving bool) error {
 	return nil
 }
 
-// applyMove applies a checked move command.
-func (m *machine) applyMove(c Command) {
+// applyMove applies a checked move command, the entry at index.
+func (m *machine) applyMove(c Command, index uint64) {
 	k := moveKey{c.TopicID, c.Part}
 	switch c.Kind {
 	case StartMove:
 		m.moves[k] = Move{TopicID: c.TopicID, Partition: c.Part, From: m.owners[c.TopicID][c.Part],
-			To: c.Member, Epoch: m.epoch(c.TopicID, c.Part), State: MoveCopying}
+			To: c.Member, Epoch: m.epoch(c.TopicID, c.Part), State: MoveCopying, Started: index}
 	case FreezeMove:
 		mv := m.moves[k]
 		mv.State = MoveFrozen

@@ -41,11 +41,13 @@ func TestMoveStartFreezeCutOver(t *testing.T) {
 		t.Fatalf("cutover of a move not frozen: %v", d.Err)
 	}
 	h.run(moveCmd(meta.FreezeMove, tid, 0, 0, 0))
+	started := h.s.Moves()[0].Started
 	h.run(create("x")) // past the snapshot interval
 	h.restart()
 	h.settle()
-	if mv := h.s.Moves(); len(mv) != 1 || mv[0].State != meta.MoveFrozen || mv[0].From != from || mv[0].To != to {
-		t.Fatalf("moves after a restart: %+v", mv)
+	if mv := h.s.Moves(); len(mv) != 1 || mv[0].State != meta.MoveFrozen || mv[0].From != from || mv[0].To != to ||
+		mv[0].Started != started || started == 0 {
+		t.Fatalf("moves after a restart: %+v (started at %d)", mv, started)
 	}
 	if d := h.run(moveCmd(meta.CutOverMove, tid, 0, 0, 0)); d.Err != nil {
 		t.Fatalf("cutover: %v", d.Err)
@@ -73,6 +75,14 @@ func TestMoveEndsWithItsTopicOrAnAbort(t *testing.T) {
 	}
 	h.run(alive(to, true))
 	h.run(moveCmd(meta.StartMove, tid, 1, to, 0))
+	first := h.s.Moves()[0]
+	h.run(moveCmd(meta.AbortMove, tid, 1, 0, 0))
+	h.run(moveCmd(meta.StartMove, tid, 1, to, 0))
+	// The same partition, members and epoch: only Started tells the new move from the one
+	// aborted (core/node's copy of the old one must end; cluster seed 2986).
+	if again := h.s.Moves()[0]; again.Started <= first.Started || again.Epoch != first.Epoch {
+		t.Fatalf("a move started again: %+v, the first %+v", again, first)
+	}
 	h.run(del("m"))
 	if mv := h.s.Moves(); len(mv) != 0 {
 		t.Fatalf("moves after the topic's delete: %+v", mv)

@@ -370,7 +370,7 @@ func (m *machine) apply(c Command, index uint64, nowNs int64) (result, error) {
 	case DecommissionMember, CancelDecommission, RemoveMember:
 		m.applyDecommission(c)
 	case StartMove, FreezeMove, CutOverMove, AbortMove:
-		m.applyMove(c)
+		m.applyMove(c, index)
 	case Rebalance:
 		m.rebalanceAsked = true // the controller's hint (rebalance_control.go)
 	}

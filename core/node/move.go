@@ -79,6 +79,7 @@ type moveCopy struct {
 	key      partKey
 	from     uint64
 	epoch    uint32
+	started  uint64 // meta.Move.Started: which move of the partition at that epoch
 	phase    movePhase
 	passes   uint64 // the reclaimer's passes when the wipe was asked
 	base     uint64 // the copy's first offset: the source's oldest
@@ -141,25 +142,32 @@ func (n *Node) syncMoves(nowNs int64) {
 		n.moves.stats.FreezeNs = newHistogram()
 	}
 	self := n.meta.ID()
-	for _, mv := range n.meta.Moves() {
-		k := partKey{topicID: mv.TopicID, index: mv.Partition}
-		if mv.To == self && n.moves.copies[k] == nil {
-			n.startCopy(nowNs, k, mv)
-		}
-	}
 	for _, k := range slices.SortedFunc(maps.Keys(n.moves.copies), comparePartKeys) {
 		mc := n.moves.copies[k]
 		if mc.phase == moveDiscarding {
 			continue // its move ended already
 		}
 		mv, ok := n.meta.MoveOf(k.topicID, k.index)
-		if ok && mv.To == self && mv.Epoch == mc.epoch {
+		// The same move: an abort and a new start applied together leave the epoch and
+		// the members alike, and the copy of the one aborted must not go on as the new
+		// one's (cluster seed 2986: its freeze, asked and applied before the abort, was
+		// never asked again, and the new move stayed copying).
+		if ok && mv.To == self && mv.Epoch == mc.epoch && (mv.Started == mc.started || mutMoveInstance) {
 			if mv.State == meta.MoveFrozen && mc.frozenNs == 0 {
 				mc.frozenNs = nowNs
 			}
 			continue
 		}
 		n.endCopy(nowNs, mc)
+	}
+	// Started after the ends: a copy ended for a new move of its partition (an abort and
+	// a new start applied together) gives way to the new one's at once, when no later
+	// change of the replica would call this again (cluster seed 122).
+	for _, mv := range n.meta.Moves() {
+		k := partKey{topicID: mv.TopicID, index: mv.Partition}
+		if mv.To == self && n.moves.copies[k] == nil {
+			n.startCopy(nowNs, k, mv)
+		}
 	}
 	n.syncReleases(nowNs)
 	n.reportCutovers()
@@ -190,8 +198,8 @@ func (n *Node) reportCutovers() {
 
 func (n *Node) startCopy(nowNs int64, k partKey, mv meta.Move) {
 	n.moves.stats.Started++
-	mc := &moveCopy{key: k, from: mv.From, epoch: mv.Epoch, phase: moveWiping,
-		startNs: nowNs, passes: n.reclaim.Stats().Passes}
+	mc := &moveCopy{key: k, from: mv.From, epoch: mv.Epoch, started: mv.Started,
+		phase: moveWiping, startNs: nowNs, passes: n.reclaim.Stats().Passes}
 	n.moves.copies[k] = mc
 	if mv.State == meta.MoveFrozen {
 		// Frozen before this process began: an earlier one copied the tail and may have

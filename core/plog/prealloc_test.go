@@ -130,6 +130,5 @@ func TestRollTrimsTheZeros(t *testing.T) {
 	}
 }
 
-
 // size is a file's size as Size answers it (0 when it failed: the test then fails).
 func size(n int, _ error) int { return n }

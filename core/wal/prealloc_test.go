@@ -30,7 +30,6 @@ func groupWrite(t *testing.T, h *harness, payload string) (disk.Op, int) {
 	return w, r.Len
 }
 
-
 // The first group lays the zeros, the next ones write over them without growing the
 // segment, and the group that would pass their end lays more.
 func TestGroupsWriteOverTheZeros(t *testing.T) {

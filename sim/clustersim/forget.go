@@ -60,6 +60,44 @@ func (u *run) forgetStep() {
 	u.s.At(u.s.Now()+forgetPollNs, event{kind: evForget})
 }
 
+// forgetApplied notes the forget done as soon as a replica applies it, whatever its
+// answer: the model must know the reassigned partitions' owners before their new owners
+// commit or serve under the new epoch. A forget whose answer was late (a forward that
+// outlives the apply, up to ForwardTimeoutNs) left the model with the old owner while the
+// new one served and reopened the partition (cluster seed 2119: a redelivery its reopen
+// explains, blamed on the old owner). The partitions it reassigned are those this replica
+// showed the forgotten node owning at its apply before (cluster seed 240: the model's own
+// owners, stale after moves, missed one, whose records the forget lost).
+func (u *run) forgetApplied(mb *member) {
+	if !u.o.Forget || u.forgotten != 0 || u.outageNode < 0 {
+		return
+	}
+	id := u.members[u.outageNode].id
+	var owners []uint64
+	for p := range uint32(u.o.Partitions) {
+		if o, ok := mb.n.PartitionOwner(u.topicID, p); ok {
+			owners = append(owners, o)
+		}
+	}
+	if !mb.n.MemberForgotten(id) || !u.forgetProposed {
+		mb.ownersSeen = owners
+		return
+	}
+	if len(mb.ownersSeen) != len(owners) {
+		u.onForgetDone(id, u.reassignedOn(mb, id)) // no look before: the model's guess
+		return
+	}
+	var parts []node.ForgetPartition
+	for p, was := range mb.ownersSeen {
+		if was == id {
+			e := mb.n.PartitionEpoch(u.topicID, uint32(p))
+			parts = append(parts, node.ForgetPartition{TopicID: u.topicID, Partition: uint32(p),
+				From: id, To: owners[p], Epoch: e, FirstOffset: meta.EpochBase(e)})
+		}
+	}
+	u.onForgetDone(id, parts)
+}
+
 // forgetOpen: a forget was proposed and its outcome is not known yet.
 func (u *run) forgetOpen() bool { return u.forgetProposed && u.forgotten == 0 }
 
@@ -68,6 +106,9 @@ func (u *run) forgetOpen() bool { return u.forgetProposed && u.forgotten == 0 }
 // applied one is seen on a replica or answered "forgotten" already).
 func (u *run) onForgetAnswer(resp node.Response) {
 	u.forgetPending = false
+	if u.forgotten != 0 {
+		return // a replica applied it first (forgetApplied)
+	}
 	id := u.members[u.outageNode].id
 	switch err := resp.Err; {
 	case err == nil && resp.Forget != nil:

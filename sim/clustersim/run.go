@@ -63,6 +63,9 @@ type member struct {
 	tickAt  int64 // simulated time
 	clock   simclock.Clock
 	pending map[uint64]request
+	// ownersSeen: the main topic's owners on this replica at its last apply, in a forget
+	// seed until the forget applies (forget.go forgetApplied).
+	ownersSeen []uint64
 	// drainOwned: the partitions this replica showed the draining spare owning at its last
 	// look (decommission.go), -1 when it did not show it draining.
 	drainOwned int
@@ -552,6 +555,7 @@ func (u *run) deliver(d simnet.Delivery[[]byte]) {
 // at the same applied index has the same term there and the same state.
 func (u *run) onApply(mb *member, index, term uint64) {
 	u.appliedMax = max(u.appliedMax, index)
+	u.forgetApplied(mb)
 	if err := u.meta.Applied(mb.id, index, term, mb.n.MetastoreDigest()); err != nil {
 		u.violate(fmt.Errorf("invariant 6: %w", err))
 	}
