@@ -18,8 +18,8 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_ckptpastskip:cluster:1000:invariant-1 narad_mut_applyearly:meta:100:invariant-6 \
 	narad_mut_keepforgotten:meta:30:forget narad_mut_notombstone:meta:30:forget \
 	narad_mut_cutoversameepoch:meta:20:moves \
-	narad_mut_cutoverunverified:cluster:20:invariant-9 narad_mut_releaseearly:cluster:20:reclaim \
-	narad_mut_frozendrop:cluster:20:invariant-1 narad_mut_servestale:cluster:740-740:invariant-4 \
+	narad_mut_cutoverunverified:cluster:20:invariant-2 narad_mut_releaseearly:cluster:20:reclaim \
+	narad_mut_frozendrop:cluster:20:invariant-1 \
 	narad_mut_importlost:cluster:378869-378869:invariant-9 \
 	narad_mut_moveinstance:cluster:2986-2986:moves \
 	narad_mut_sendfailsilent:cluster:50:invariant-11 \
