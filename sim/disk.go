@@ -405,16 +405,6 @@ func (d *Disk) ReadDevice(name string, off int64, n int) ([]byte, error) {
 	return d.read("read-device", name, off, n, true)
 }
 
-// Size reports the size of the file name as reads see it (the page cache's), like a
-// stat; it is not an operation and draws no fault.
-func (d *Disk) Size(name string) (int, error) {
-	ino, err := d.lookup("size", name)
-	if err != nil {
-		return 0, err
-	}
-	return len(ino.cur), nil
-}
-
 func (d *Disk) read(op, name string, off int64, n int, device bool) ([]byte, error) {
 	d.stats.Ops[disk.KindReadAt]++
 	if device {

@@ -65,6 +65,16 @@ func (d *Disk) crashInode(ino *inode) {
 	ino.dirty, ino.sized = nil, false
 }
 
+// Size reports the size of the file name as reads see it (the page cache's), like a
+// stat; it is not an operation and draws no fault.
+func (d *Disk) Size(name string) (int, error) {
+	ino, err := d.lookup("size", name)
+	if err != nil {
+		return 0, err
+	}
+	return len(ino.cur), nil
+}
+
 // DurableFiles returns the durable image: for every durably linked name (its full path),
 // a copy of its durable bytes. It is what a crash that loses every pending change would
 // leave; a crash may also land some pending changes (writes, truncates, entry operations).
