@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 	"github.com/narad/narad/core/plog"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/sim"
@@ -41,9 +42,9 @@ func TestCommitDurableOrder(t *testing.T) {
 	}
 	// The first write lays the zeros the next commits overwrite (prealloc.go); the
 	// read-back covers its frame.
-	frame := len(w.Data) - plog.DefaultPreallocBytes
-	if w.Name != segName(0) || r.Name != w.Name || r.Off != w.Off || r.Len != frame ||
-		!allZero(w.Data[frame:]) {
+	frameLen := len(w.Data) - plog.DefaultPreallocBytes
+	if w.Name != segName(0) || r.Name != w.Name || r.Off != w.Off || r.Len != frameLen ||
+		!frame.IsZero(w.Data[frameLen:]) {
 		t.Fatalf("read-back %v does not cover the frame of the write %v", r, w)
 	}
 	c := h.commits[tok]
@@ -54,7 +55,7 @@ func TestCommitDurableOrder(t *testing.T) {
 	tok = h.commit("c")
 	w = stepKind(t, h, tok, 2, disk.KindWriteAt)
 	stepKind(t, h, tok, 2, disk.KindSync)
-	if r = stepKind(t, h, tok, 2, disk.KindReadAt); w.Off != int64(frame) || r.Len != len(w.Data) {
+	if r = stepKind(t, h, tok, 2, disk.KindReadAt); w.Off != int64(frameLen) || r.Len != len(w.Data) {
 		t.Fatalf("the second commit writes over the zeros, none of its own: %v, %v", w, r)
 	}
 	if c := h.commits[tok]; c.Err != nil || c.BaseOffset != 2 || c.Count != 1 || kinds(h.trace) != "write,sync,read" {
@@ -330,13 +331,4 @@ func TestReadBackReadsTheDevice(t *testing.T) {
 	if c.Err == nil || h.l.HighWatermark() != 1 {
 		t.Fatalf("a frame corrupted on the device was published: %+v, hw %d", c, h.l.HighWatermark())
 	}
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 	"github.com/narad/narad/core/plog"
 )
 
@@ -26,7 +27,7 @@ func zerosAfter(t *testing.T, h *harness, w disk.Op) int {
 	t.Helper()
 	for _, op := range h.trace {
 		if op.Kind == disk.KindReadAt && op.Name == w.Name && op.Off == w.Off {
-			if !allZero(w.Data[op.Len:]) {
+			if !frame.IsZero(w.Data[op.Len:]) {
 				t.Fatalf("write %v carries other bytes than zeros after its frame", w)
 			}
 			return len(w.Data) - op.Len

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 	"github.com/narad/narad/core/wal"
 )
 
@@ -24,7 +25,7 @@ func groupWrite(t *testing.T, h *harness, payload string) (disk.Op, int) {
 	if d, ok := h.done[tok]; !ok || d.Err != nil {
 		t.Fatalf("append %d: %+v", tok, d)
 	}
-	if !allZero(w.Data[r.Len:]) {
+	if !frame.IsZero(w.Data[r.Len:]) {
 		t.Fatalf("the group write carries other bytes than zeros after its frames")
 	}
 	return w, r.Len

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/narad/narad/core/disk"
+	"github.com/narad/narad/core/frame"
 	"github.com/narad/narad/core/rng"
 	"github.com/narad/narad/core/wal"
 	"github.com/narad/narad/sim"
@@ -261,7 +262,7 @@ func TestAppendBatchIsOneGroup(t *testing.T) {
 		}
 		p += size
 	}
-	if zeros := w.Data[p:]; len(zeros) != wal.DefaultPreallocBytes || !allZero(zeros) {
+	if zeros := w.Data[p:]; len(zeros) != wal.DefaultPreallocBytes || !frame.IsZero(zeros) {
 		t.Fatalf("the first write carries %d bytes after its frames, want %d zeros",
 			len(zeros), wal.DefaultPreallocBytes)
 	}
@@ -326,13 +327,4 @@ func TestCheckpointNoSpaceIsTriedAgain(t *testing.T) {
 	if h.recovered == nil || h.recovered.Checkpoint != 2 {
 		t.Fatalf("recovered %+v", h.recovered)
 	}
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
