@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/io/auth"
 )
@@ -19,7 +20,12 @@ const rootPassword = "root-password"
 // "app" (produce on orders and b.*), and a reader "reader" (consume on every topic).
 func securedFixture(t *testing.T) *fixture {
 	t.Helper()
-	a := auth.New()
+	return securedFixtureWith(t, auth.New())
+}
+
+// securedFixtureWith is securedFixture with the Authenticator a.
+func securedFixtureWith(t *testing.T, a *auth.Authenticator) *fixture {
+	t.Helper()
 	f := newFixture(t, Options{Auth: a})
 	f.fb.withUsers(a, rootPassword)
 	for _, u := range []string{
@@ -182,8 +188,11 @@ func TestUsersAPI(t *testing.T) {
 }
 
 // Five failed logins of one user, then 429 with Retry-After; another user is unaffected.
+// The throttle's clock stands still: bcrypt under the race detector can take longer than
+// the 12 s in which a try comes back.
 func TestFailedLoginsThrottled(t *testing.T) {
-	f := securedFixture(t)
+	stopped := time.Unix(1_800_000_000, 0)
+	f := securedFixtureWith(t, auth.NewWith(auth.Config{Now: func() time.Time { return stopped }}))
 	for i := range 5 {
 		if res := f.do(request{method: "GET", path: "/v1/topics", header: as("app", "wrong-password")}); res.status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: %d", i+1, res.status)
