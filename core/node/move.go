@@ -34,7 +34,8 @@ import (
 //     again); acks move with it.
 //
 // A move that ends otherwise (aborted, its topic deleted, an end forgotten) drops the
-// copy and its files. A crash of the destination starts the copy again from the wipe.
+// copy and its files. A crash of the destination starts the copy again from the wipe, as
+// does a source whose empty log reopened past the copy's end (copyBelowEmptySource).
 // The source removes its copy only after the new owner serves (moveserve.go).
 
 // Move tunables.
@@ -377,6 +378,10 @@ func (n *Node) onFetched(nowNs int64, mc *moveCopy, m wire.Message) {
 		mc.base, mc.phase = r.Oldest, moveCopying
 		return
 	}
+	if n.copyBelowEmptySource(mc, r) && !mutEmptySourceCopy {
+		n.restartCopy(nowNs, mc)
+		return
+	}
 	mc.runs = contiguousRuns(r.Batches)
 	if r.HasAcks {
 		mc.final = &r
@@ -389,6 +394,37 @@ func (n *Node) onFetched(nowNs int64, mc *moveCopy, m wire.Message) {
 			mc.afterNs = nowNs + MoveFrozenRetryNs
 		}
 	}
+}
+
+// copyBelowEmptySource reports whether the source's log holds nothing and starts past the
+// copy's end. An empty log's base is not written anywhere: a source that reopens it
+// (a restart, a poisoned partition) starts it at its epoch's base, past the oldest
+// offset the copy opened at. No batch will ever bring the copy there (cluster seed
+// 3806: the move stayed frozen for ever).
+func (n *Node) copyBelowEmptySource(mc *moveCopy, r wire.FetchResponse) bool {
+	if r.HighWatermark != r.Oldest || mc.inFlight > 0 {
+		return false
+	}
+	end := mc.base
+	if p := n.parts[mc.key]; p != nil {
+		if !p.ready() {
+			return false
+		}
+		end = p.log.HighWatermark()
+	}
+	return end < r.Oldest
+}
+
+// restartCopy starts a copy again from the wipe: its log then opens at the source's
+// oldest offset as it is now.
+func (n *Node) restartCopy(nowNs int64, mc *moveCopy) {
+	if n.parts[mc.key] != nil {
+		n.dropPartition(mc.key, fmt.Errorf("%w: partition %d is copied again", ErrNotReady,
+			mc.key.index))
+	}
+	mc.phase, mc.passes, mc.runs, mc.final = moveWiping, n.reclaim.Stats().Passes, nil, nil
+	n.moves.acts++
+	n.reclaim.Request(nowNs)
 }
 
 // contiguousRuns splits fetched batches into runs CommitCopy takes: no gap inside one.
