@@ -22,6 +22,7 @@ MUTATIONS := narad_mut_ackearly:wal:200:invariant-1 narad_mut_skipaftertorn:wal:
 	narad_mut_frozendrop:cluster:20:invariant-1 \
 	narad_mut_importlost:cluster:378869-378869:invariant-9 \
 	narad_mut_moveinstance:cluster:2986-2986:moves \
+	narad_mut_emptysourcecopy:cluster:3806-3806:invariant-2 \
 	narad_mut_sendfailsilent:cluster:50:invariant-11 \
 	narad_mut_readbackcache:node:20:invariant-1 \
 	narad_mut_nacksettle:node:20:invariant-9 narad_mut_leasestale:node:20:invariant-9 narad_mut_keyoffbyone:node:20:invariant-8 \
@@ -39,6 +40,9 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_poisonnode:./core/node:TestFailedPartitionStaysLocalAndReopens \
 	narad_mut_reopentail:./core/plog:TestReopenCutsFramesPastTheVerifiedEnd \
 	narad_mut_zeroskept:./core/plog:TestCutLaysZerosAgain \
+	narad_mut_zeroheader:./core/plog:TestRecoveryR4ZeroedMiddleFrameIsNotTheEnd \
+	narad_mut_servestale:./core/node:TestForgetGivesBackAPartitionMovedAwayAndItsOldCopyIsDropped \
+	narad_mut_walzeroheader:./core/wal:TestRecoveryR6ZeroedMiddleFrameIsNotTheEnd \
 	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
 	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn \
 	narad_mut_readctx:./core/node:TestLateReadAnswerOfAnEarlierProcessConfirmsNothing \

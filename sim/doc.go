@@ -146,15 +146,13 @@
 //	frozendrop         node       a frozen partition answers the commits sent       cluster  invariant 1
 //	                              during the freeze OK without writing them
 //	                              (first at seed 1)
-//	servestale         node       a partition a forget gives back to a node that    none     (not run)
+//	servestale         node       a partition a forget gives back to a node that    unit     (test)
 //	                              still holds its older copy (a move's source
 //	                              whose release was pending) is served from that
 //	                              copy, other records landing at offsets the
-//	                              forgotten owner delivered (seed 740 caught it by
-//	                              invariant 4 until the logs wrote zeros ahead;
-//	                              no seed of 1-4000 or 500000-502500 reaches it
-//	                              since: it awaits a unit test, and is out of
-//	                              make mutation meanwhile)
+//	                              forgotten owner delivered (TestForgetGivesBack…;
+//	                              seed 740 drew it until the logs wrote zeros
+//	                              ahead, no seed of 1-4000 or 500000-502500 since)
 //	importlost         node       a move's destination whose partition was reopened cluster  invariant 9
 //	                              after it imported the acks (a failed ack write)
 //	                              cuts over without them (seed 378869)
@@ -162,10 +160,21 @@
 //	                              partition (same members, same epoch) for the one
 //	                              it copies after an abort and a new start applied
 //	                              together: the freeze is never asked again (2986)
+//	emptysourcecopy    node       a move's copy opened at offset 0 goes on fetching cluster  invariant 2
+//	                              from a source that reopened its empty log at its
+//	                              epoch's base: the move stays frozen for ever and
+//	                              the WALs keep what they hold (3806)
 //	zeroskept          plog       a cut leaves the zeros it removed on the books,   unit     (test)
 //	                              so later commits grow the file at every sync
 //	                              (TestCutLaysZerosAgain; a cost, not a wrong
 //	                              answer: no simulator check can see it)
+//	zeroheader         plog       recovery takes a zeroed frame header for space    unit     (test)
+//	                              never written (R12) and ends the segment there,
+//	                              losing the frames after it (TestRecoveryR4Zeroed…;
+//	                              node seeds 1-150 did not draw a zeroed frame in
+//	                              the middle of a segment)
+//	walzeroheader      wal        the same in the WAL's row R10, whose records      unit     (test)
+//	                              after it are lost (TestRecoveryR6Zeroed…)
 //	noconsumecancel    node       a spread consume answered by one owner leaves     unit     (test)
 //	                              its parts parked at the others, which lease
 //	                              records for it that the entry node releases
