@@ -50,7 +50,7 @@ func (l *Log) scanStep(data []byte) {
 			l.readAt(abs, l.frameWant(data[p:]))
 			return
 		}
-		if atEOF && frame.IsZero(data[p:]) {
+		if atEOF && frame.IsZero(zerosFrom(data, p)) {
 			l.zerosToTheEnd(abs, rc.off+int64(len(data))) // row R12
 			return
 		}
@@ -207,6 +207,14 @@ func (l *Log) endSearchPass(pos int64, base uint64, fileEnd int64) {
 		)
 		l.finishSegment(fileEnd)
 	}
+}
+
+// zerosFrom is what must be zeros for row R12 at data[p:]: all of it.
+func zerosFrom(data []byte, p int) []byte {
+	if mutZeroHeader {
+		return data[p:min(p+frameHeaderBytes, len(data))]
+	}
+	return data[p:]
 }
 
 // zerosToTheEnd ends the segment at abs, where only zeros follow up to end: space never

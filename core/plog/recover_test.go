@@ -185,6 +185,23 @@ func TestRecoveryR4SkipsDamagedMiddleFrame(t *testing.T) {
 	}
 }
 
+// A whole frame of zeros with valid frames after it is damage, not never-written space:
+// R12 takes only zeros that run to the end of the segment (narad_mut_zeroheader).
+func TestRecoveryR4ZeroedMiddleFrameIsNotTheEnd(t *testing.T) {
+	d := newDisk()
+	b, starts := frames(0, "aaaa", "bbbb", "cccc")
+	clear(b[starts[1]:starts[2]])
+	writeSegment(t, d, 0, b)
+	h := newHarness(t, plog.Config{}, d)
+	r := h.recovered
+	if !hasDecision(r, "R4") || hasDecision(r, "R12") || r.Holes != 1 || r.HighWatermark != 3 {
+		t.Fatalf("%+v", r)
+	}
+	if got := readAll(h, 0, 3); got != "0=aaaa,1=record unreadable,2=cccc" {
+		t.Fatalf("%s", got)
+	}
+}
+
 // frameBodyAt is a byte inside the first entry of a one-entry frame.
 const frameBodyAt = 9 + 20 + 8
 

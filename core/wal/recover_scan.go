@@ -161,6 +161,14 @@ func (l *Log) completeRecovery() {
 	l.maybeCompact()
 }
 
+// zerosFrom is what must be zeros for row R10 at data[p:]: all of it.
+func zerosFrom(data []byte, p int) []byte {
+	if mutZeroHeader {
+		return data[p:min(p+frameHeaderBytes, len(data))]
+	}
+	return data[p:]
+}
+
 // pastDamage applies rows R5 to R7 to the damage at data[p:]. It returns where the scan
 // goes on (past the damage, R6), or false when it has asked for the next read or ended
 // the segment (R5, R7).
@@ -168,7 +176,7 @@ func (l *Log) pastDamage(data []byte, p int, atEOF bool, err error) (int, bool) 
 	rc := l.rec
 	seg := rc.segs[rc.segIdx]
 	abs := rc.off + int64(p)
-	if atEOF && frame.IsZero(data[p:]) {
+	if atEOF && frame.IsZero(zerosFrom(data, p)) {
 		// Row R10: zeros to the end. Never-written space (prealloc.go): a crash can lose
 		// a write, but no fault makes synced frames read as zeros to the end of a file.
 		end := rc.off + int64(len(data))

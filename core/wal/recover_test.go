@@ -127,6 +127,21 @@ func TestRecoveryR6SkipsCorruptMiddleFrame(t *testing.T) {
 	}
 }
 
+// A whole frame of zeros with valid frames after it is damage, not never-written space:
+// R10 takes only zeros that run to the end of the segment (narad_mut_zeroheader).
+func TestRecoveryR6ZeroedMiddleFrameIsNotTheEnd(t *testing.T) {
+	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
+	b := writeSegment(t, d, 1, "aaaa", "bbbb", "cccc")
+	frame := len(b) / 3
+	must(t, d.WriteAt("wal/0000000000000001.seg", int64(frame), make([]byte, frame)))
+	must(t, d.Sync("wal/0000000000000001.seg"))
+	h := newHarness(t, wal.Config{}, d)
+	if !hasDecision(h.recovered, "R6") || hasDecision(h.recovered, "R10") ||
+		payloads(h.recovered) != "aaaa,cccc" || h.recovered.CorruptSkip != 1 {
+		t.Fatalf("decisions %v records %s", h.recovered.Decisions, payloads(h.recovered))
+	}
+}
+
 func TestRecoveryR7TruncatesTornTail(t *testing.T) {
 	d := sim.NewDisk(rng.New(1), sim.DiskConfig{})
 	b := writeSegment(t, d, 1, "a", "b")
