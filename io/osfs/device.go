@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"github.com/narad/narad/core/disk"
 )
@@ -46,8 +45,10 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
 	}
-	key, _ := cleanName(name, false) // acquire accepted it
-	df, err := h.directFile(d.full(key))
+	df, err := h.directFile(func() string {
+		key, _ := cleanName(name, false) // acquire accepted it
+		return d.full(key)
+	})
 	if err == nil {
 		var out []byte
 		if out, err = readDirect(df, off, n); err == nil {
@@ -60,13 +61,14 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 	return nil, mapErr(err)
 }
 
-// directFile returns the handle's O_DIRECT descriptor of the file at p, opening it at
-// first use. The caller holds h.mu shared (so f, and the file, stay).
-func (h *handle) directFile(p string) (*os.File, error) {
+// directFile returns the handle's O_DIRECT descriptor of the file at path(), opening it
+// at first use (the path is made only then). The caller holds h.mu shared (so f, and the
+// file, stay).
+func (h *handle) directFile(path func() string) (*os.File, error) {
 	h.dmu.Lock()
 	defer h.dmu.Unlock()
 	if h.direct == nil {
-		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
+		f, err := os.OpenFile(path(), os.O_RDONLY|syscall.O_DIRECT, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +82,8 @@ func (h *handle) directFile(p string) (*os.File, error) {
 func readDirect(f *os.File, off int64, n int) ([]byte, error) {
 	lo := off &^ (deviceAlign - 1)
 	hi := (off + int64(n) + deviceAlign - 1) &^ (deviceAlign - 1)
-	buf := alignedBuf(int(hi - lo))
+	blk, buf := getAligned(int(hi - lo))
+	defer putAligned(blk) // what is returned is a copy
 	m := 0
 	for m < len(buf) { // a direct read may return less than asked before end of file
 		k, err := f.ReadAt(buf[m:], lo+int64(m))
@@ -100,16 +103,6 @@ func readDirect(f *os.File, off int64, n int) ([]byte, error) {
 		return []byte{}, nil
 	}
 	return append([]byte{}, buf[start:min(m, start+n)]...), nil
-}
-
-// alignedBuf returns a buffer of size bytes whose address is deviceAlign-aligned.
-func alignedBuf(size int) []byte {
-	raw := make([]byte, size+deviceAlign)
-	shift := int(uintptr(unsafe.Pointer(&raw[0])) & (deviceAlign - 1))
-	if shift != 0 {
-		shift = deviceAlign - shift
-	}
-	return raw[shift : shift+size]
 }
 
 // readDropped is the fallback of ReadDevice: drop the range's cached pages, then read.

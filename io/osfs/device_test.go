@@ -99,3 +99,54 @@ func TestReadDroppedFallback(t *testing.T) {
 		t.Fatalf("readDropped = %q, want %q", got, "3456789")
 	}
 }
+
+// A read-back allocates only the bytes it returns: the aligned buffer it reads into is
+// pooled (aligned.go).
+func TestReadDeviceAllocatesOnlyItsResult(t *testing.T) {
+	d := openDir(t)
+	needDirect(t, d.Root())
+	must(t, d.Create("wal/1.seg"))
+	must(t, d.WriteAt("wal/1.seg", 0, make([]byte, 3*deviceAlign)))
+	must(t, d.Sync("wal/1.seg"))
+	var err error
+	allocs := testing.AllocsPerRun(100, func() { _, err = d.ReadDevice("wal/1.seg", 100, 1024) })
+	must(t, err)
+	if allocs > 1 {
+		t.Fatalf("a read-back of 1 KiB allocates %.0f times, want 1 (its result)", allocs)
+	}
+}
+
+// Read-backs running at once, of sizes in different pool classes and in the same one,
+// each get their own file's bytes: a pooled buffer is never shared while in use.
+func TestConcurrentReadDevicesGetTheirOwnBytes(t *testing.T) {
+	d := openDir(t)
+	needDirect(t, d.Root())
+	sizes := []int{100, deviceAlign, 3*deviceAlign + 7, 70_000}
+	for i, n := range sizes {
+		name := "wal/" + string(rune('a'+i)) + ".seg"
+		must(t, d.Create(name))
+		must(t, d.WriteAt(name, 0, bytes.Repeat([]byte{byte(i + 1)}, n)))
+		must(t, d.Sync(name))
+	}
+	errs := make(chan error, 4*len(sizes))
+	for w := range 4 * len(sizes) {
+		go func() {
+			i := w % len(sizes)
+			want := bytes.Repeat([]byte{byte(i + 1)}, sizes[i])
+			for range 50 {
+				got, err := d.ReadDevice("wal/"+string(rune('a'+i))+".seg", 0, sizes[i])
+				if err == nil && !bytes.Equal(got, want) {
+					err = errors.New("a read-back returned another read's bytes")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 * len(sizes) {
+		must(t, <-errs)
+	}
+}
