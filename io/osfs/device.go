@@ -45,10 +45,7 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
 	}
-	df, err := h.directFile(func() string {
-		key, _ := cleanName(name, false) // acquire accepted it
-		return d.full(key)
-	})
+	df, err := h.directFile(d, name)
 	if err == nil {
 		var out []byte
 		if out, err = readDirect(df, off, n); err == nil {
@@ -61,14 +58,15 @@ func (d *Dir) ReadDevice(name string, off int64, n int) ([]byte, error) {
 	return nil, mapErr(err)
 }
 
-// directFile returns the handle's O_DIRECT descriptor of the file at path(), opening it
-// at first use (the path is made only then). The caller holds h.mu shared (so f, and the
+// directFile returns the handle's O_DIRECT descriptor of d's file name, opening it at
+// first use (its path is made only then). The caller holds h.mu shared (so f, and the
 // file, stay).
-func (h *handle) directFile(path func() string) (*os.File, error) {
+func (h *handle) directFile(d *Dir, name string) (*os.File, error) {
 	h.dmu.Lock()
 	defer h.dmu.Unlock()
 	if h.direct == nil {
-		f, err := os.OpenFile(path(), os.O_RDONLY|syscall.O_DIRECT, 0)
+		key, _ := cleanName(name, false) // acquire accepted it
+		f, err := os.OpenFile(d.full(key), os.O_RDONLY|syscall.O_DIRECT, 0)
 		if err != nil {
 			return nil, err
 		}

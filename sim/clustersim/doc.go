@@ -128,7 +128,10 @@
 // s), not after its commit timeout (30 s in half the seeds). A message lost in flight
 // (a drop, a cut) tells its sender nothing: QUIC loses a message only with its
 // connection, and the real transport reports that connection's end, which the heal
-// stands for by restarting every link (both ends told). So after the heal no commit
+// stands for by restarting every link (both ends told). A node that stays down (removed,
+// forgotten, in an outage) has its links ended every 10 s while it is down, as
+// io/peernet's idle timeout ends them (links.go peersIdle: cluster seed 500773, a commit
+// to the removed node sent after the heal). So after the heal no commit
 // waits for the commit timeout, and the true bound is the chain of waits HealLivenessNs
 // lists (heal.go): a restart's recovery, connections up (1 s), a raft election (about 2
 // s), a discard-confirming barrier lost before the heal (the metastore's 10 s request
