@@ -42,6 +42,7 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_zeroskept:./core/plog:TestCutLaysZerosAgain \
 	narad_mut_zeroheader:./core/plog:TestRecoveryR4ZeroedMiddleFrameIsNotTheEnd \
 	narad_mut_servestale:./core/node:TestForgetGivesBackAPartitionMovedAwayAndItsOldCopyIsDropped \
+	narad_mut_sharedreadback:./io/osfs:TestConcurrentReadDevicesGetTheirOwnBytes \
 	narad_mut_walzeroheader:./core/wal:TestRecoveryR6ZeroedMiddleFrameIsNotTheEnd \
 	narad_mut_nospacefatal:./core/wal:TestNoSpaceRefusesTheGroupAndGivesItsSeqsBack \
 	narad_mut_loststate:./core/node:TestWipedMemberStopsAndTheClusterGoesOn \

@@ -175,6 +175,9 @@
 //	                              the middle of a segment)
 //	walzeroheader      wal        the same in the WAL's row R10, whose records      unit     (test)
 //	                              after it are lost (TestRecoveryR6Zeroed…)
+//	sharedreadback     osfs       a device read-back returns the pooled aligned     unit     (test)
+//	                              buffer, not a copy: the next read-back of its
+//	                              size class overwrites it (TestConcurrentRead…)
 //	noconsumecancel    node       a spread consume answered by one owner leaves     unit     (test)
 //	                              its parts parked at the others, which lease
 //	                              records for it that the entry node releases

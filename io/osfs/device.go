@@ -100,6 +100,9 @@ func readDirect(f *os.File, off int64, n int) ([]byte, error) {
 	if m <= start {
 		return []byte{}, nil
 	}
+	if mutSharedReadBack {
+		return buf[start:min(m, start+n)], nil
+	}
 	return append([]byte{}, buf[start:min(m, start+n)]...), nil
 }
 

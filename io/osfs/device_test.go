@@ -116,8 +116,10 @@ func TestReadDeviceAllocatesOnlyItsResult(t *testing.T) {
 	}
 }
 
-// Read-backs running at once, of sizes in different pool classes and in the same one,
-// each get their own file's bytes: a pooled buffer is never shared while in use.
+// Read-backs one after the other and running at once, of sizes in different pool classes
+// and in the same one, each get their own file's bytes: a pooled buffer is never shared
+// while in use, and what a read-back returns is never the pooled buffer
+// (narad_mut_sharedreadback).
 func TestConcurrentReadDevicesGetTheirOwnBytes(t *testing.T) {
 	d := openDir(t)
 	needDirect(t, d.Root())
@@ -127,6 +129,15 @@ func TestConcurrentReadDevicesGetTheirOwnBytes(t *testing.T) {
 		must(t, d.Create(name))
 		must(t, d.WriteAt(name, 0, bytes.Repeat([]byte{byte(i + 1)}, n)))
 		must(t, d.Sync(name))
+	}
+	// One after the other: a result stays what it was when the next read-back of the same
+	// class reuses the pooled buffer.
+	first, err := d.ReadDevice("wal/a.seg", 0, sizes[0])
+	must(t, err)
+	_, err = d.ReadDevice("wal/b.seg", 0, sizes[0])
+	must(t, err)
+	if !bytes.Equal(first, bytes.Repeat([]byte{1}, sizes[0])) {
+		t.Fatal("a read-back's result changed under the next read-back")
 	}
 	errs := make(chan error, 4*len(sizes))
 	for w := range 4 * len(sizes) {
