@@ -70,6 +70,7 @@ type target struct {
 	healthz  string
 	ackURL   *url.URL
 	topicEsc string
+	pin      string // "partition=P" when pinned to one partition (owners.go), else ""
 }
 
 func newTarget(addr, topic string) *target {

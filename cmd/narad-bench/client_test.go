@@ -37,10 +37,21 @@ type fakeNode struct {
 	acked    int
 	failed   int
 	notify   chan struct{}
+	// the partition query of every produce and consume ("" when none), and what
+	// GET /v1/topics/{topic} and /v1/cluster/members answer (owners.go)
+	pinned  map[string]int
+	owners  []string
+	members []fakeMember
+}
+
+type fakeMember struct {
+	ID   uint64 `json:"id"`
+	Addr string `json:"addr"`
 }
 
 func newFake() *fakeNode {
-	return &fakeNode{topics: map[string]int{}, leases: map[string]bool{}, notify: make(chan struct{}), without: map[string]bool{}}
+	return &fakeNode{topics: map[string]int{}, leases: map[string]bool{}, notify: make(chan struct{}), without: map[string]bool{},
+		pinned: map[string]int{}}
 }
 
 func (f *fakeNode) handler() http.Handler {
@@ -51,6 +62,8 @@ func (f *fakeNode) handler() http.Handler {
 		"POST /v1/topics/{topic}/produce/batch": f.produceBatch,
 		"GET /v1/topics/{topic}/consume":        f.consume,
 		"POST /v1/topics/{topic}/ack":           f.ack,
+		"GET /v1/topics/{topic}":                f.topicStats,
+		"GET /v1/cluster/members":               f.clusterMembers,
 		"GET /healthz":                          func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"status":"ok"}`)) },
 	}
 	for pattern, h := range routes {
@@ -78,6 +91,9 @@ func strict(r *http.Request, v any) error {
 func (f *fakeNode) admit(w http.ResponseWriter, r *http.Request) bool {
 	f.mu.Lock()
 	f.calls++
+	if r.Method == http.MethodGet || strings.HasSuffix(r.URL.Path, "/produce") {
+		f.pinned[r.URL.Query().Get("partition")]++
+	}
 	fail := f.failEvery > 0 && f.calls%f.failEvery == 0
 	_, exists := f.topics[r.PathValue("topic")]
 	if fail {
@@ -113,6 +129,28 @@ func (f *fakeNode) createTopic(w http.ResponseWriter, r *http.Request) {
 	f.topics[req.Name] = max(req.Partitions, 1)
 	w.WriteHeader(http.StatusCreated)
 	json.NewEncoder(w).Encode(map[string]any{"name": req.Name, "partitions": f.topics[req.Name]})
+}
+
+// topicStats answers the owners set in f.owners as partition_stats.
+func (f *fakeNode) topicStats(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	type stat struct {
+		Index int    `json:"index"`
+		Owner string `json:"owner_node"`
+	}
+	stats := make([]stat, len(f.owners))
+	for i, o := range f.owners {
+		stats[i] = stat{i, o}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"name": r.PathValue("topic"), "partitions": len(stats),
+		"partition_stats": stats})
+}
+
+func (f *fakeNode) clusterMembers(w http.ResponseWriter, _ *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]any{"members": f.members})
 }
 
 func (f *fakeNode) enqueue(msgs ...[]byte) {

@@ -68,6 +68,7 @@ func slotOffset(k uint64, rate float64) time.Duration {
 }
 
 // executeLatency runs the latency mode (see the package doc) and fills res.
+// With -route owner, targets are pinned to partitions on their owners (owners.go).
 func executeLatency(ctx context.Context, c config, spec runSpec, targets []*target, res Result) Result {
 	client := newClient(spec.workers + spec.consumers)
 	defer client.CloseIdleConnections()
@@ -243,7 +244,11 @@ type latencyMessage struct {
 func (l *latencyRun) consume(ctx, actx context.Context, ws *workerStats, t *target, batch int) {
 	consumeRoute := "/v1/topics/" + t.topicEsc + "/consume"
 	ackRoute := "/v1/topics/" + t.topicEsc + "/ack"
-	ctmpl := template(ctx, http.MethodGet, t.consume+"?wait="+consumeWait+"&max="+strconv.Itoa(batch), "")
+	u := t.consume + "?wait=" + consumeWait + "&max=" + strconv.Itoa(batch)
+	if t.pin != "" {
+		u += "&" + t.pin
+	}
+	ctmpl := template(ctx, http.MethodGet, u, "")
 	btmpl := template(actx, http.MethodPost, t.ack, "application/json")
 	var page struct {
 		Messages []latencyMessage `json:"messages"`

@@ -2,12 +2,14 @@
 //
 //	narad-bench -addr 127.0.0.1:7942[,127.0.0.1:7943…] -mode MODE -workers N -duration 10s
 //	            [-size 1024] [-batch 100] [-topic bench] [-partitions 3] [-create-topic]
-//	            [-prefill N] [-consumers 16] [-rate 0] [-drain 45s] [-json]
+//	            [-prefill N] [-consumers 16] [-rate 0] [-drain 45s] [-route spread] [-json]
 //
 // -addr takes one node or a comma-separated list of nodes of one cluster: worker i (and
 // consumer i) talks to address i mod n, prefill batches are spread the same way, and the
 // topic is created through the first address (any node forwards topic writes to the
-// metastore leader).
+// metastore leader). -route owner (produce and latency modes) instead pins worker i to
+// partition i mod P and sends it to that partition's owner, as a client that knows the
+// owners does; the latency mode's consumers are pinned the same way (owners.go).
 //
 // Modes:
 //
@@ -105,6 +107,7 @@ type config struct {
 	rate        float64
 	drain       time.Duration
 	json        bool
+	route       string // routeSpread or routeOwner (owners.go)
 }
 
 // runSpec is one run of the suite (or the only run).
@@ -149,6 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&c.rate, "rate", 0, "latency: produce rate in messages/s over all producers (0 = unlimited)")
 	fs.DurationVar(&c.drain, "drain", 45*time.Second, "latency: how long consumers wait for missing messages after producing stops")
 	fs.BoolVar(&c.json, "json", false, "print results as JSON lines")
+	fs.StringVar(&c.route, "route", routeSpread, "produce, latency: spread (worker i to address i mod n) | owner (worker i to partition i mod P, sent to its owner; latency: consumers too)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -214,6 +218,9 @@ func validate(c *config) error {
 		return fmt.Errorf("-batch %d: produce-batch wants 1..%d", c.batch, maxBatchMsgs)
 	case c.mode == modeConsume && (c.batch < 1 || c.batch > maxConsumeMax):
 		return fmt.Errorf("-batch %d: consume-ack wants 1..%d", c.batch, maxConsumeMax)
+	}
+	if err := validRoute(c); err != nil {
+		return err
 	}
 	if c.mode == modeLatency {
 		if err := validateLatency(c); err != nil {
@@ -328,13 +335,18 @@ func reach(ctx context.Context, client *http.Client, t *target) error {
 	return nil
 }
 
-// execute performs one run. The error is for a run that could not start or whose prefill
-// failed; it is also in the result's note.
-func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
+func newResult(spec runSpec) Result {
 	res := Result{Name: spec.name, Mode: spec.mode, Workers: spec.workers, Size: spec.size}
 	if spec.mode == modeBatch || spec.mode == modeConsume || spec.mode == modeLatency {
 		res.Batch = spec.batch
 	}
+	return res
+}
+
+// execute performs one run. The error is for a run that could not start or whose prefill
+// failed; it is also in the result's note.
+func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
+	res := newResult(spec)
 	addrs := c.addrs
 	if spec.mode == modeBare {
 		srv, err := startBare()
@@ -348,12 +360,13 @@ func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 	if len(addrs) > 1 {
 		res.Nodes = len(addrs)
 	}
-	targets := make([]*target, len(addrs))
-	for i, a := range addrs {
-		targets[i] = newTarget(a, c.topic)
+	targets, producers, err := runTargets(ctx, c, addrs)
+	if err != nil {
+		res.Note = err.Error()
+		return res, err
 	}
 	if spec.mode == modeLatency {
-		return executeLatency(ctx, c, spec, targets, res), nil
+		return executeLatency(ctx, c, spec, producers, res), nil
 	}
 	// A failed prefill is reported, and the run still goes on: it tells whether consume and
 	// ack are served, and drains whatever the topic holds.
@@ -383,13 +396,13 @@ func execute(ctx context.Context, c config, spec runSpec) (Result, error) {
 	b := &bench{client: client, spec: spec, cancel: cancel}
 	var wg sync.WaitGroup
 	for i, ws := range stats {
-		t := targets[i%len(targets)]
+		t, pt := targets[i%len(targets)], producers[i%len(producers)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			switch spec.mode {
 			case modeProduce, modeBare:
-				b.produceLoop(rctx, ws, t.produce, produceRoute, "application/octet-stream", payload, false)
+				b.produceLoop(rctx, ws, pt.produce, produceRoute, "application/octet-stream", payload, false)
 			case modeBatch:
 				b.produceLoop(rctx, ws, t.batch, produceRoute+"/batch", "application/json", body, true)
 			case modeConsume:
