@@ -7,7 +7,9 @@
 //   - one node: produce 1 KiB at 64 clients (msgs/s and daemon CPU per message) and at
 //     1 client (p50);
 //   - three nodes on loopback: produce at 64 clients spread over them (msgs/s, CPU per
-//     message), and 202 to consumable at 5,000 msgs/s with 16 consumers (p50, p99).
+//     message), and 202 to consumable at 5,000 msgs/s with 16 consumers (p50, p99);
+//   - the same three nodes again with every client sent to its partition's owner
+//     (narad-bench -route owner), as a client that knows the owners does.
 //
 // Daemon CPU is the processes' own user+system time (/proc/PID/stat) over the run.
 //
@@ -82,9 +84,14 @@ type figures struct {
 	fsyncP50Ms, bare             float64
 	fsyncZerosP50Ms              float64
 	one64, one1P50Ms, oneCPUMs   float64
-	three64, threeCPUMs          float64
-	consumeP50Ms, consumeP99Ms   float64
 	oneErrors, threeErrors, lost uint64
+	spread, owner                clusterFigures
+}
+
+// clusterFigures are the three nodes' figures under one route.
+type clusterFigures struct {
+	rate, cpuMs                float64
+	consumeP50Ms, consumeP99Ms float64
 }
 
 func run(c config) error {
@@ -127,21 +134,37 @@ func (c config) single(f *figures) error {
 	return nil
 }
 
-// cluster measures three nodes: 64 clients, then 202 to consumable.
+// cluster measures three nodes: 64 clients, then 202 to consumable, spread over the
+// nodes, then both again with every client at its partition's owner.
 func (c config) cluster(f *figures) error {
 	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3)
 	if err != nil {
 		return err
 	}
 	defer stopAll(nodes)
-	f.three64, f.threeCPUMs, f.threeErrors = r.MsgsPerSec, cpuPerMsg, r.Errors
-	lat, err := c.load(addrs, "latency", 64, "-topic", "lat", "-create-topic", "-partitions", "6",
-		"-consumers", "16", "-rate", "5000")
+	f.spread.rate, f.spread.cpuMs, f.threeErrors = r.MsgsPerSec, cpuPerMsg, r.Errors
+	if err := c.consumable(addrs, "spread", &f.spread, &f.lost); err != nil {
+		return err
+	}
+	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64, "-route", "owner")
+	if err != nil {
+		return err
+	}
+	f.owner.rate, f.owner.cpuMs = r.MsgsPerSec, cpu/float64(max(r.Messages, 1))
+	f.threeErrors += r.Errors
+	return c.consumable(addrs, "owner", &f.owner, &f.lost)
+}
+
+// consumable measures 202 to consumable on its own topic with the route given.
+func (c config) consumable(addrs, route string, cf *clusterFigures, lost *uint64) error {
+	lat, err := c.load(addrs, "latency", 64, "-topic", "lat-"+route, "-create-topic",
+		"-partitions", "6", "-consumers", "16", "-rate", "5000", "-route", route)
 	if err != nil {
 		return err
 	}
 	if lat.Latency != nil {
-		f.consumeP50Ms, f.consumeP99Ms, f.lost = lat.Latency.P50Ms, lat.Latency.P99Ms, lat.Latency.Lost
+		cf.consumeP50Ms, cf.consumeP99Ms = lat.Latency.P50Ms, lat.Latency.P99Ms
+		*lost += lat.Latency.Lost
 	}
 	return nil
 }
@@ -204,12 +227,12 @@ func (c config) load(addrs, mode string, workers int, extra ...string) (result, 
 }
 
 // loadCPU runs load and answers the daemons' CPU milliseconds over it.
-func (c config) loadCPU(nodes []*node, addrs, mode string, workers int) (result, float64, error) {
+func (c config) loadCPU(nodes []*node, addrs, mode string, workers int, extra ...string) (result, float64, error) {
 	before, err := cpuMs(nodes)
 	if err != nil {
 		return result{}, 0, err
 	}
-	r, err := c.load(addrs, mode, workers, "")
+	r, err := c.load(addrs, mode, workers, extra...)
 	if err != nil {
 		return r, 0, err
 	}
