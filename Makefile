@@ -54,7 +54,8 @@ MUTATION_TESTS := narad_mut_foreignconsume:./core/node:TestStaleReplicaDeliversN
 	narad_mut_removeearly:./core/node:TestDecommissionedNodeDeliversWhatItAccepted \
 	narad_mut_noforwarddedupe:./core/meta:TestForwardedCopyAppliedOnce \
 	narad_mut_nomarkstable:./core/node:TestForgetDeadLeaderReportsItsMarks \
-	narad_mut_noconsumecancel:./core/node:TestSpreadConsumeAnsweredCancelsTheOtherOwners
+	narad_mut_noconsumecancel:./core/node:TestSpreadConsumeAnsweredCancelsTheOtherOwners \
+	narad_mut_localignored:./core/node:TestProduceLocalPartitionsStayOnTheirNode
 
 .PHONY: all build run test unit coverage sim sim-long determinism mutation bench bench-ratios bench-move fuzz lint ops-check clean
 

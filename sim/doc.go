@@ -183,6 +183,11 @@
 //	                              records for it that the entry node releases
 //	                              (TestSpreadConsumeAnsweredCancelsTheOtherOwners;
 //	                              the checks see no wrong answer, only waste)
+//	localignored       node       Config.ProduceLocalPartitions is ignored: a       unit     (test)
+//	                              keyless message goes to any partition
+//	                              (TestProduceLocalPartitionsStayOnTheirNode; the
+//	                              simulators do not set the option, and no check of
+//	                              theirs tells partitions apart)
 //	novotersguard      meta       a forget may leave fewer than 3 voters while 3    unit     (test)
 //	                              or more members remain (TestForgetGuards; no
 //	                              seed has a dead learner to reach it)

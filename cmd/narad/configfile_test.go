@@ -20,7 +20,8 @@ const exampleConfig = "../../docs/narad.example.toml"
 func clearServeEnv(t *testing.T) {
 	t.Helper()
 	for _, key := range []string{"data", "addr", "log-level", "node-id", "produce-inflight-max", "id", "peers",
-		"advertise", "cluster-secret", "dev", "metrics-addr", "tls-cert", "tls-key", "config"} {
+		"advertise", "cluster-secret", "dev", "metrics-addr", "tls-cert", "tls-key", "config",
+		"produce-local-partitions"} {
 		t.Setenv(envName(key), "")
 	}
 }
@@ -45,6 +46,7 @@ addr = "127.0.0.1:7101"
 log-level = "warn"
 produce-inflight-max = 7
 dev = true
+produce-local-partitions = true
 `)
 	t.Setenv("NARAD_ADDR", "127.0.0.1:7102")
 	t.Setenv("NARAD_LOG_LEVEL", "error")
@@ -63,6 +65,9 @@ dev = true
 		if c.got != c.want {
 			t.Errorf("%s: got %q, want %q", c.what, c.got, c.want)
 		}
+	}
+	if !cfg.node.ProduceLocalPartitions {
+		t.Errorf("produce-local-partitions: the file's true is lost")
 	}
 	if cfg.produceInFlightMax != 9 || cfg.dev {
 		t.Errorf("produce-inflight-max %d (want the flag's 9), dev %v (want NARAD_DEV=0's false)", cfg.produceInFlightMax, cfg.dev)

@@ -1,7 +1,7 @@
 // Command narad is the Narad broker daemon and its command line.
 //
 //	narad serve [-data DIR] [-addr HOST:PORT] [-log-level LEVEL] [-node-id NAME]
-//	            [-produce-inflight-max N]
+//	            [-produce-inflight-max N] [-produce-local-partitions]
 //	            [-id N -peers ID=HOST:PORT,... [-advertise HOST:PORT] [-cluster-secret S]]
 //	narad version
 //	narad help
@@ -64,6 +64,12 @@ then to a default):
                             host name; in a cluster, the member id)
   -produce-inflight-max N   produce requests served at once; one more is answered 429
                             (NARAD_PRODUCE_INFLIGHT_MAX, default 0: unlimited)
+  -produce-local-partitions a message with neither key nor partition goes round-robin
+                            over the partitions this member owns (all when it owns
+                            none), so it is committed without crossing to another member;
+                            producers must spread over the members for every partition
+                            to fill (NARAD_PRODUCE_LOCAL_PARTITIONS=1, default off: over
+                            every partition)
 
 cluster flags (without -peers the node is a cluster of one):
   -id N                     member id, 1 or more, unique in the cluster and the same for
@@ -148,6 +154,8 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cl.peers, "peers", envOr("NARAD_PEERS", ""), "initial members, ID=HOST:PORT,… (NARAD_PEERS)")
 	fs.StringVar(&cl.secret, "cluster-secret", envOr("NARAD_CLUSTER_SECRET", ""), "cluster secret (NARAD_CLUSTER_SECRET)")
 	dev := fs.Bool("dev", envOr("NARAD_DEV", "") == "1", "security off, loopback only (NARAD_DEV=1)")
+	local := fs.Bool("produce-local-partitions", envOr("NARAD_PRODUCE_LOCAL_PARTITIONS", "") == "1",
+		"keyless messages go to this member's partitions (NARAD_PRODUCE_LOCAL_PARTITIONS=1)")
 	metricsAddr := fs.String("metrics-addr", envOr("NARAD_METRICS_ADDR", ""), "serve /metrics without credentials here (NARAD_METRICS_ADDR)")
 	tlsCert := fs.String("tls-cert", envOr("NARAD_TLS_CERT", ""), "TLS certificate file (NARAD_TLS_CERT)")
 	tlsKey := fs.String("tls-key", envOr("NARAD_TLS_KEY", ""), "TLS key file (NARAD_TLS_KEY)")
@@ -163,6 +171,7 @@ func parseServeFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg := config{data: *data, addr: *addr, nodeID: *nodeID, dev: *dev, adminPassword: os.Getenv("NARAD_ADMIN_PASSWORD"),
 		metricsAddr: *metricsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey}
+	cfg.node.ProduceLocalPartitions = *local
 	if err := checkSecurityFlags(cfg); err != nil {
 		return config{}, err
 	}

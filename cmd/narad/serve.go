@@ -59,10 +59,11 @@ type config struct {
 	peers     map[uint64]string // the initial members' addresses; nil: a cluster of one
 	secret    []byte            // the cluster secret, with peers
 
-	// node holds the core's settings that have no flag; serve sets its NodeID, Addr and
-	// Meta.ID (and Meta.Voters with -peers). The zero value takes the core's defaults,
-	// which is what the command line gives: only tests change it (small partition
-	// segments, to see retention remove one).
+	// node holds the core's settings: -produce-local-partitions sets
+	// ProduceLocalPartitions, serve sets its NodeID, Addr and Meta.ID (and Meta.Voters
+	// with -peers). The others keep the core's defaults (their zero values), which is
+	// what the command line gives: only tests change them (small partition segments, to
+	// see retention remove one).
 	node node.Config
 }
 

@@ -39,6 +39,8 @@ type cluster struct {
 	mayFail  map[int]bool
 	failed   map[int]error
 	withRoot bool // each node's config carries a root hash of its own (rootHashOf)
+	// configure, when set, changes every node's config (restarts included).
+	configure func(*node.Config)
 }
 
 type envelope struct {
@@ -54,9 +56,14 @@ func newClusterOf(t *testing.T, n, v int) *cluster { return newClusterWith(t, n,
 
 // newClusterWith is newClusterOf whose nodes, withRoot, make the root user.
 func newClusterWith(t *testing.T, n, v int, withRoot bool) *cluster {
+	return newClusterConfigured(t, n, v, withRoot, nil)
+}
+
+// newClusterConfigured is newClusterWith whose nodes' configs configure changes (nil: none).
+func newClusterConfigured(t *testing.T, n, v int, withRoot bool, configure func(*node.Config)) *cluster {
 	c := &cluster{t: t, now: 1_000_000_000, cut: map[uint64]bool{}, failNext: map[[2]uint64]int{},
 		resps: map[uint64]node.Response{}, withRoot: withRoot, mayFail: map[int]bool{},
-		failed: map[int]error{}}
+		failed: map[int]error{}, configure: configure}
 	var voters []uint64
 	for i := 1; i <= v; i++ {
 		voters = append(voters, uint64(i))
@@ -76,6 +83,9 @@ func (c *cluster) config(i int) node.Config {
 		Meta: meta.Config{ID: uint64(i), Voters: c.voters}, Dispatch: dispatch.Config{LingerNs: -1}}
 	if c.withRoot {
 		cfg.RootHash = rootHashOf(byte('0' + i))
+	}
+	if c.configure != nil {
+		c.configure(&cfg)
 	}
 	return cfg
 }

@@ -49,6 +49,11 @@ type Config struct {
 	// dispatcher made durable here (no answer crosses the network: the simulators learn
 	// from it what a dispatcher holds done).
 	OnLocalCommit func(entries []plog.Entry)
+	// ProduceLocalPartitions sends a message with neither key nor partition round-robin
+	// over the partitions of its topic this node owns, on its replica (every partition
+	// when it owns none): its commit then stays on this node, with no crossing to another
+	// member. Producers must spread over the members for every partition to fill.
+	ProduceLocalPartitions bool
 	// NoRebalance turns the metastore controller's move duty off (meta.Config.Rebalance):
 	// nothing moves partitions but MovePartition.
 	NoRebalance bool

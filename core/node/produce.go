@@ -98,7 +98,8 @@ func prefixed(count, i int, err error) error {
 }
 
 // pickPartition: an explicit partition pins (and must exist); a key hashes (FNV-1a modulo
-// the partition count); neither rotates per topic. It is a pure function of the local
+// the partition count); neither rotates per topic, over the partitions this node owns
+// with Config.ProduceLocalPartitions. It is a pure function of the local
 // replica: the accept path never waits on liveness (seed: resolveAcceptedProducePartition).
 func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 	switch {
@@ -124,9 +125,28 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 		return h.Sum32() % t.Partitions, nil
 	default:
 		p := n.cursor(t.Name) % t.Partitions
+		if n.cfg.ProduceLocalPartitions && !mutLocalIgnored {
+			if skip, ok := n.ownedAhead(t, p); ok {
+				n.rr[t.Name] += skip + 1
+				return (p + skip) % t.Partitions, nil
+			}
+		}
 		n.rr[t.Name]++
 		return p, nil
 	}
+}
+
+// ownedAhead is how far past partition from (0: from itself) lies the first partition of
+// t this node owns on its replica; false when it owns none.
+func (n *Node) ownedAhead(t meta.Topic, from uint32) (uint32, bool) {
+	owners, self := n.meta.Owners(t.ID), n.meta.ID()
+	for skip := range t.Partitions {
+		i := (from + skip) % t.Partitions
+		if int(i) >= len(owners) || owners[i] == self { // unowned: this node's (ownerOf)
+			return skip, true
+		}
+	}
+	return 0, false
 }
 
 // onAppendDone: a record is durable (or failed). A durable record goes to the

@@ -9,7 +9,9 @@
 //   - three nodes on loopback: produce at 64 clients spread over them (msgs/s, CPU per
 //     message), and 202 to consumable at 5,000 msgs/s with 16 consumers (p50, p99);
 //   - the same three nodes again with every client sent to its partition's owner
-//     (narad-bench -route owner), as a client that knows the owners does.
+//     (narad-bench -route owner), as a client that knows the owners does;
+//   - three new nodes started with -produce-local-partitions, the clients spread over
+//     them: each member keeps the messages it takes on its own partitions.
 //
 // Daemon CPU is the processes' own user+system time (/proc/PID/stat) over the run.
 //
@@ -85,7 +87,7 @@ type figures struct {
 	fsyncZerosP50Ms              float64
 	one64, one1P50Ms, oneCPUMs   float64
 	oneErrors, threeErrors, lost uint64
-	spread, owner                clusterFigures
+	spread, owner, local         clusterFigures
 }
 
 // clusterFigures are the three nodes' figures under one route.
@@ -112,6 +114,9 @@ func run(c config) error {
 		return err
 	}
 	if err := c.cluster(&f); err != nil {
+		return err
+	}
+	if err := c.localCluster(&f); err != nil {
 		return err
 	}
 	report(f)
@@ -155,6 +160,19 @@ func (c config) cluster(f *figures) error {
 	return c.consumable(addrs, "owner", &f.owner, &f.lost)
 }
 
+// localCluster measures three nodes that keep keyless messages on their own partitions,
+// with the clients spread over them.
+func (c config) localCluster(f *figures) error {
+	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3, "-produce-local-partitions")
+	if err != nil {
+		return err
+	}
+	defer stopAll(nodes)
+	f.local.rate, f.local.cpuMs = r.MsgsPerSec, cpuPerMsg
+	f.threeErrors += r.Errors
+	return c.consumable(addrs, "spread", &f.local, &f.lost)
+}
+
 // consumable measures 202 to consumable on its own topic with the route given.
 func (c config) consumable(addrs, route string, cf *clusterFigures, lost *uint64) error {
 	lat, err := c.load(addrs, "latency", 64, "-topic", "lat-"+route, "-create-topic",
@@ -172,8 +190,8 @@ func (c config) consumable(addrs, route string, cf *clusterFigures, lost *uint64
 // startLoaded starts n nodes, creates the topic (a warm-up of one client), and runs
 // produce at 64 clients: the result and the daemons' CPU milliseconds per message. The
 // caller stops the nodes (on an error they are stopped here).
-func (c config) startLoaded(n int) ([]*node, string, result, float64, error) {
-	nodes, err := c.start(n)
+func (c config) startLoaded(n int, serveArgs ...string) ([]*node, string, result, float64, error) {
+	nodes, err := c.start(n, serveArgs...)
 	if err != nil {
 		return nil, "", result{}, 0, err
 	}
@@ -253,10 +271,11 @@ func addrsOf(nodes []*node) string {
 	return strings.Join(as, ",")
 }
 
-// start runs n nodes (a cluster of n with n > 1) on fresh directories and waits until
-// each answers /readyz.
-func (c config) start(n int) ([]*node, error) {
-	base := 7300 + 10*n
+// start runs n nodes (a cluster of n with n > 1) on fresh directories, each with
+// serveArgs added, and waits until each answers /readyz.
+func (c config) start(n int, serveArgs ...string) ([]*node, error) {
+	base := 7300 + 10*n + 5*min(len(serveArgs), 1) // a second cluster of n takes other ports
+	run := len(serveArgs)
 	var peers []string
 	for i := 1; i <= n; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, base+i))
@@ -264,8 +283,9 @@ func (c config) start(n int) ([]*node, error) {
 	var nodes []*node
 	for i := 1; i <= n; i++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
-		args := []string{"serve", "-data", filepath.Join(c.dir, fmt.Sprintf("n%d-%d", n, i)), "-addr", addr,
+		args := []string{"serve", "-data", filepath.Join(c.dir, fmt.Sprintf("n%d-%d-%d", n, run, i)), "-addr", addr,
 			"-log-level", "warn"}
+		args = append(args, serveArgs...)
 		if n > 1 {
 			args = append(args, "-id", strconv.Itoa(i), "-peers", strings.Join(peers, ","))
 		}

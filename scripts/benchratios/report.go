@@ -61,6 +61,7 @@ func report(f figures) {
 	}
 	rows = append(rows, clusterRows("spread over the nodes", f.spread, f)...)
 	rows = append(rows, clusterRows("at the owners", f.owner, f)...)
+	rows = append(rows, clusterRows("spread, -produce-local-partitions", f.local, f)...)
 	rows = append(rows, row{"errors / lost", fmt.Sprintf("%d, %d / %d", f.oneErrors, f.threeErrors, f.lost),
 		"0", f.oneErrors+f.threeErrors+f.lost == 0})
 	fmt.Println("| measure | figure | target | met |")
