@@ -139,10 +139,15 @@ func (n *Node) pickPartition(t meta.Topic, m ProduceMessage) (uint32, error) {
 // ownedAhead is how far past partition from (0: from itself) lies the first partition of
 // t this node owns on its replica; false when it owns none.
 func (n *Node) ownedAhead(t meta.Topic, from uint32) (uint32, bool) {
-	owners, self := n.meta.Owners(t.ID), n.meta.ID()
-	for skip := range t.Partitions {
-		i := (from + skip) % t.Partitions
-		if int(i) >= len(owners) || owners[i] == self { // unowned: this node's (ownerOf)
+	return aheadOwned(n.meta.Owners(t.ID), n.meta.ID(), t.Partitions, from)
+}
+
+// aheadOwned is ownedAhead over owners (partition index to member; an index past its end
+// is unowned, which makes it self's, as in ownerOf) of parts partitions.
+func aheadOwned(owners []uint64, self uint64, parts, from uint32) (uint32, bool) {
+	for skip := range parts {
+		i := (from + skip) % parts
+		if int(i) >= len(owners) || owners[i] == self {
 			return skip, true
 		}
 	}
