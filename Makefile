@@ -90,14 +90,15 @@ unit:
 coverage:
 	NARAD_COVERAGE=1 $(GO) test -count=1 -timeout 20m -run 'EveryFaultAndCheckRuns|SeedsCoverFaultsAndCheckers|FaultsAndCheckersCovered' ./sim/...
 
-# The seed sweep: WAL and metastore seeds 1-$(SEEDS), 300 node and 300 cluster seeds, and
-# a window of 200 cluster seeds that starts at a number derived from the commit (printed;
+# The seed sweep: WAL and metastore seeds 1-$(SEEDS), 300 node and 300 cluster seeds, 100
+# cluster seeds whose members keep keyless messages on their own partitions, and a window of 200 cluster seeds that starts at a number derived from the commit (printed;
 # rerun a failure with -seed), so that every commit explores seeds no earlier one ran.
 sim: build
 	./$(BIN)/narad-sim -sim wal -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim meta -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim node -seeds 1-300
 	./$(BIN)/narad-sim -sim cluster -seeds 1-300
+	./$(BIN)/narad-sim -sim cluster-local -seeds 1-100
 	@start=$$(( 1000 + 0x$$(git rev-parse --short=7 HEAD 2>/dev/null || echo 0) % 1000000 )); \
 	  echo "cluster window from the commit: seeds $$start-$$((start + 199))"; \
 	  ./$(BIN)/narad-sim -sim cluster -seeds $$start-$$((start + 199))

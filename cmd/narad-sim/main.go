@@ -5,7 +5,7 @@
 //	                         check=<name>" naming the check that found it (exit 1)
 //	narad-sim -seeds A-B     run a range in parallel; exit 1 naming every failing seed,
 //	                         or a summary with "traces=<digest>" of every seed's trace
-//	-sim node|wal|meta|cluster|cluster-nousers
+//	-sim node|wal|meta|cluster|cluster-nousers|cluster-local
 //	                         what runs: the whole single-node broker (default), the
 //	                         ingress WAL alone, a 3- or 5-replica metastore cluster, a
 //	                         3- or 5-node broker cluster, or one whose clients act as the
@@ -40,13 +40,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.String("seeds", "", "run a range of seeds, A-B inclusive")
 	workers := fs.Int("j", runtime.GOMAXPROCS(0), "seeds run at once with -seeds")
 	stop := fs.Bool("stop", false, "with -seeds: stop starting seeds after the first violation (mutation checks)")
-	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) meta (a metastore cluster), cluster (a broker cluster) or cluster-nousers (a cluster seed without users)")
+	simName := fs.String("sim", "node", "simulation: node (the single-node broker), wal (the ingress WAL alone) meta (a metastore cluster), cluster (a broker cluster), cluster-nousers (a cluster seed without users) or cluster-local (a cluster seed whose members keep keyless messages on their own partitions)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	sim, ok := simulations[*simName]
 	if !ok {
-		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal, meta, cluster or cluster-nousers\n", *simName)
+		fmt.Fprintf(stderr, "narad-sim: unknown -sim %q: want node, wal, meta, cluster, cluster-nousers or cluster-local\n", *simName)
 		return 2
 	}
 	if *seeds != "" {

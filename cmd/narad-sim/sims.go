@@ -31,6 +31,13 @@ var simulations = map[string]func(seed uint64) outcome{
 		o.Users = false
 		return runCluster(o)
 	},
+	// cluster-local: a cluster seed whose members keep keyless messages on their own
+	// partitions (narad serve -produce-local-partitions).
+	"cluster-local": func(seed uint64) outcome {
+		o := clustersim.Draw(seed)
+		o.LocalPartitions = true
+		return runCluster(o)
+	},
 }
 
 func runCluster(o clustersim.Options) outcome {

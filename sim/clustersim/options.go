@@ -41,6 +41,10 @@ type Options struct {
 	// MoveGapNs: in move seeds, a client moves a partition of the main topic to a member
 	// drawn at random (or aborts a move in progress) every so often (moves.go); [0 0]: none.
 	MoveGapNs [2]int64
+	// LocalPartitions: every member keeps a message with neither key nor partition on a
+	// partition it owns (node.Config.ProduceLocalPartitions). Not drawn: narad-sim's
+	// cluster-local sets it on a seed's drawn options.
+	LocalPartitions bool
 	// ChurnGapNs: the churn topic is deleted or created again this often (0: no churn).
 	ChurnGapNs [2]int64
 	// SkewNs, DriftPPM: each node's clock is off by up to SkewNs and runs fast or slow by
@@ -172,6 +176,10 @@ func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 }
 
 func (o Options) String() string {
+	if o.LocalPartitions {
+		o.LocalPartitions = false
+		return o.String() + "\n  local_partitions=true"
+	}
 	d, n := o.Disk, o.Net
 	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v prealloc=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+

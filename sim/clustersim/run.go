@@ -381,6 +381,7 @@ func (u *run) start(i int) {
 		Dispatch: dispatch.Config{CommitTimeoutNs: u.o.CommitTimeoutNs,
 			OnReroute:      func(k dispatch.Key, to uint32, _ int) { u.onReroute(mb, k, to) },
 			OnCommitFailed: func(_ dispatch.Key, recs []wal.Record) { u.onCommitFailed(recs) }},
+		ProduceLocalPartitions: u.o.LocalPartitions,
 		OnWalk:                 func(topicID uint64, from, to uint32) { u.onMove(topicID, from, to, true) },
 		OnPartitionReopen:      func(topicID uint64, index uint32) { u.onReopen(mb, topicID, index) },
 		WAL:                    wal.Config{PreallocBytes: u.o.PreallocBytes},
