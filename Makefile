@@ -91,8 +91,9 @@ coverage:
 	NARAD_COVERAGE=1 $(GO) test -count=1 -timeout 20m -run 'EveryFaultAndCheckRuns|SeedsCoverFaultsAndCheckers|FaultsAndCheckersCovered' ./sim/...
 
 # The seed sweep: WAL and metastore seeds 1-$(SEEDS), 300 node and 300 cluster seeds, 100
-# cluster seeds whose members keep keyless messages on their own partitions, and a window of 200 cluster seeds that starts at a number derived from the commit (printed;
-# rerun a failure with -seed), so that every commit explores seeds no earlier one ran.
+# cluster seeds whose members keep keyless messages on their own partitions, and a window
+# of 200 cluster seeds that starts at a number derived from the commit (printed; rerun a
+# failure with -seed), so that every commit explores seeds no earlier one ran.
 sim: build
 	./$(BIN)/narad-sim -sim wal -seeds $(SEEDS)
 	./$(BIN)/narad-sim -sim meta -seeds $(SEEDS)
