@@ -15,9 +15,9 @@ import (
 // over the cluster's QUIC links. -route owner is what a client that knows the owners does
 // (a Kafka producer, which sends to the partition leader): before the run it reads which
 // member owns each partition (GET /v1/topics/{topic}, owner_node: the member id, or a
-// single node's configured name) and where each member
-// serves (GET /v1/cluster/members, addr), and pins worker i to partition i mod P, sent to
-// that partition's owner with ?partition=P. The owner's dispatcher then commits locally.
+// single node's configured name) and where each member serves (GET /v1/cluster/members,
+// addr; an admin route), and pins worker i to partition i mod P, sent to that
+// partition's owner with ?partition=P. The owner's dispatcher then commits locally.
 // In the latency mode the consumers are pinned the same way (consumer i to partition i mod
 // P at its owner), so no consume is spread over the members either.
 const (
