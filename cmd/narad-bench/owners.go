@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -40,7 +41,7 @@ func ownerTargets(ctx context.Context, c config) ([]*target, error) {
 			Owner string `json:"owner_node"`
 		} `json:"partition_stats"`
 	}
-	if err := getJSON(gctx, client, base+"/v1/topics/"+newTarget(c.addrs[0], c.topic).topicEsc, &topic); err != nil {
+	if err := getJSON(gctx, client, base+"/v1/topics/"+url.PathEscape(c.topic), &topic); err != nil {
 		return nil, err
 	}
 	var members struct {
@@ -124,19 +125,13 @@ func runTargets(ctx context.Context, c config, addrs []string) (spread, pinned [
 	for i, a := range addrs {
 		spread[i] = newTarget(a, c.topic)
 	}
-	pinned, err = pinnedTargets(ctx, c, spread)
-	return spread, pinned, err
-}
-
-// pinnedTargets returns spread, or with -route owner one target per partition on its owner.
-func pinnedTargets(ctx context.Context, c config, spread []*target) ([]*target, error) {
 	if c.route != routeOwner {
-		return spread, nil
+		return spread, spread, nil
 	}
-	targets, err := ownerTargets(ctx, c)
-	if err == nil && c.mode == modeLatency && c.consumers < len(targets) {
-		return nil, fmt.Errorf("-route owner: -consumers %d leaves some of the %d partitions unread (consumer i reads partition i mod P)",
-			c.consumers, len(targets))
+	pinned, err = ownerTargets(ctx, c)
+	if err == nil && c.mode == modeLatency && c.consumers < len(pinned) {
+		return nil, nil, fmt.Errorf("-route owner: -consumers %d leaves some of the %d partitions unread (consumer i reads partition i mod P)",
+			c.consumers, len(pinned))
 	}
-	return targets, err
+	return spread, pinned, err
 }

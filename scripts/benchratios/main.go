@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -275,7 +274,6 @@ func addrsOf(nodes []*node) string {
 // serveArgs added, and waits until each answers /readyz.
 func (c config) start(n int, serveArgs ...string) ([]*node, error) {
 	base := 7300 + 10*n + 5*min(len(serveArgs), 1) // a second cluster of n takes other ports
-	run := len(serveArgs)
 	var peers []string
 	for i := 1; i <= n; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, base+i))
@@ -283,8 +281,12 @@ func (c config) start(n int, serveArgs ...string) ([]*node, error) {
 	var nodes []*node
 	for i := 1; i <= n; i++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
-		args := []string{"serve", "-data", filepath.Join(c.dir, fmt.Sprintf("n%d-%d-%d", n, run, i)), "-addr", addr,
-			"-log-level", "warn"}
+		data, err := os.MkdirTemp(c.dir, fmt.Sprintf("n%d-%d-", n, i)) // each start its own
+		if err != nil {
+			stopAll(nodes)
+			return nil, err
+		}
+		args := []string{"serve", "-data", data, "-addr", addr, "-log-level", "warn"}
 		args = append(args, serveArgs...)
 		if n > 1 {
 			args = append(args, "-id", strconv.Itoa(i), "-peers", strings.Join(peers, ","))

@@ -176,17 +176,17 @@ func drawLate(o *Options, r *rng.Rand, ms func(lo, hi int) int64) {
 }
 
 func (o Options) String() string {
-	if o.LocalPartitions {
-		o.LocalPartitions = false
-		return o.String() + "\n  local_partitions=true"
-	}
 	d, n := o.Disk, o.Net
-	return fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v prealloc=%d\n"+
+	s := fmt.Sprintf("seed=%d nodes=%d joiners=%d steps=%d producers=%d consumers=%d partitions=%d payload_max=%d think_max_ns=%d op_ns=%v sync_ns=%v crash_gap_ns=%v restart_ns=%v cut_gap_ns=%v dead_after_ns=%d commit_timeout_ns=%d outage_ns=[at %d for %d] forget=%v spare=%v decommission_after_ns=%d cancel_once=%v churn_gap_ns=%v skew_ns=%d drift_ppm=%d sync_percent=%d visibility_ms=%d step_gap_ns=%v step_ns=%d users=%v user_gap_ns=%v move_gap_ns=%v prealloc=%d\n"+
 		"  disk: syncfail=%g readerr=%g readcorrupt=%g writecorrupt=%g crash_keep=%.3f crash_tear=%.3f crash_garbage=%.3f %s\n"+
 		"  net: delay_ns=[%d %d] drop=%g dup=%g stale=%g stale_ns=[%d %d]",
 		o.Seed, o.Nodes, o.Joiners, o.Steps, o.Producers, o.Consumers, o.Partitions, o.PayloadMax, o.ThinkMaxNs, o.OpLatencyNs, o.SyncLatencyNs, o.CrashGapNs, o.RestartNs, o.CutGapNs, o.DeadAfterNs, o.CommitTimeoutNs, o.OutageAtNs, o.OutageNs, o.Forget, o.Spare, o.DecommissionAfterNs, o.CancelOnce, o.ChurnGapNs, o.SkewNs, o.DriftPPM, o.SyncPercent, o.VisibilityMs, o.StepGapNs, o.StepNs, o.Users, o.UserGapNs, o.MoveGapNs, o.PreallocBytes,
 		d.SyncFailProb, d.ReadErrorProb, d.ReadCorruptProb, d.WriteCorruptProb, d.CrashKeepProb, d.CrashTearProb, d.CrashGarbageProb, d.FaultString(),
 		n.DelayMinNs, n.DelayMaxNs, n.DropProb, n.DupProb, n.StaleProb, n.StaleMinNs, n.StaleMaxNs)
+	if o.LocalPartitions {
+		s += "\n  local_partitions=true"
+	}
+	return s
 }
 
 // clock is node i's clock (simclock.Draw: drawn from the seed and the node, not from
