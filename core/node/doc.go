@@ -43,7 +43,8 @@
 // # Requests
 //
 // Produce resolves the partition from the local replica only (pin, FNV-1a of the key, or
-// round-robin) and appends every message to the WAL in one group commit; the answer waits
+// round-robin: over the partitions this node owns with Config.ProduceLocalPartitions)
+// and appends every message to the WAL in one group commit; the answer waits
 // for all of them to be durable. The accept path never looks at liveness (the seed's
 // pure-hash accept): a record for a dead owner's partition is accepted, and the
 // dispatcher reroutes it to a live sibling (dispatch/reroute.go). ProduceSync is the
