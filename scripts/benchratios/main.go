@@ -4,14 +4,16 @@
 //   - fdatasync of a 1 KiB write in the data directory's file system, appended and over
 //     zeros the file already holds: p50;
 //   - a bare net/http handler at 64 clients (narad-bench -mode bare): the ceiling;
-//   - one node: produce 1 KiB at 64 clients (msgs/s and daemon CPU per message) and at
-//     1 client (p50);
+//   - one node: produce 1 KiB at 64 clients (msgs/s and daemon CPU per message), at
+//     1 client (p50) and at 21 (CPU per message: a third of the load);
 //   - three nodes on loopback: produce at 64 clients spread over them (msgs/s, CPU per
 //     message), and 202 to consumable at 5,000 msgs/s with 16 consumers (p50, p99);
-//   - the same three nodes again with every client sent to its partition's owner
-//     (narad-bench -route owner), as a client that knows the owners does;
+//   - three new nodes with every client sent to its partition's owner (narad-bench
+//     -route owner), as a client that knows the owners does;
 //   - three new nodes started with -produce-local-partitions, the clients spread over
-//     them: each member keeps the messages it takes on its own partitions.
+//     them: each member keeps the messages it takes on its own partitions;
+//   - the floors (floors.go): write, fdatasync and device read-back; a bare handler in a
+//     process of its own at 1 and 64 clients; the same 64 clients over three of them.
 //
 // Daemon CPU is the processes' own user+system time (/proc/PID/stat) over the run.
 //
@@ -64,7 +66,11 @@ func main() {
 	flag.StringVar(&c.narad, "narad", "bin/narad", "the narad binary")
 	flag.StringVar(&c.bench, "bench", "bin/narad-bench", "the narad-bench binary")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "each load run")
+	bareAddr := flag.String("serve-bare", "", "only serve a bare handler at this address (floors.go)")
 	flag.Parse()
+	if *bareAddr != "" {
+		fail(serveBare(*bareAddr))
+	}
 	dir, err := os.MkdirTemp("", "benchratios-")
 	if err != nil {
 		fail(err)
@@ -85,8 +91,10 @@ type figures struct {
 	fsyncP50Ms, bare             float64
 	fsyncZerosP50Ms              float64
 	one64, one1P50Ms, oneCPUMs   float64
+	one21CPUMs                   float64
 	oneErrors, threeErrors, lost uint64
 	spread, owner, local         clusterFigures
+	floor                        floorFigures
 }
 
 // clusterFigures are the three nodes' figures under one route.
@@ -102,6 +110,9 @@ func run(c config) error {
 		return err
 	}
 	if f.fsyncZerosP50Ms, err = fsyncP50(c.dir, 2000, true); err != nil {
+		return err
+	}
+	if err := c.floors(&f.floor); err != nil {
 		return err
 	}
 	bare, err := c.load("", "bare", 64, "")
@@ -122,9 +133,9 @@ func run(c config) error {
 	return nil
 }
 
-// single measures one node: 64 clients, then 1.
+// single measures one node: 64 clients, then 1, then 21.
 func (c config) single(f *figures) error {
-	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(1)
+	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(1, "spread")
 	if err != nil {
 		return err
 	}
@@ -135,41 +146,39 @@ func (c config) single(f *figures) error {
 		return err
 	}
 	f.one1P50Ms = r1.P50Ms
-	return nil
+	// A third of the clients: what each member of a cluster sees when nothing crosses.
+	r21, cpu, err := c.loadCPU(nodes, addrs, "produce", 21)
+	f.one21CPUMs, f.oneErrors = cpu/float64(max(r21.Messages, 1)), f.oneErrors+r21.Errors
+	return err
 }
 
 // cluster measures three nodes: 64 clients, then 202 to consumable, spread over the
-// nodes, then both again with every client at its partition's owner.
+// nodes; then three new nodes with every client at its partition's owner (new, so that
+// what the spread runs left to dispatch does not run beside them).
 func (c config) cluster(f *figures) error {
-	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3)
-	if err != nil {
+	if err := c.clusterRoute("spread", &f.spread, f); err != nil {
 		return err
 	}
-	defer stopAll(nodes)
-	f.spread.rate, f.spread.cpuMs, f.threeErrors = r.MsgsPerSec, cpuPerMsg, r.Errors
-	if err := c.consumable(addrs, "spread", &f.spread, &f.lost); err != nil {
-		return err
-	}
-	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64, "-route", "owner")
-	if err != nil {
-		return err
-	}
-	f.owner.rate, f.owner.cpuMs = r.MsgsPerSec, cpu/float64(max(r.Messages, 1))
-	f.threeErrors += r.Errors
-	return c.consumable(addrs, "owner", &f.owner, &f.lost)
+	return c.clusterRoute("owner", &f.owner, f)
 }
 
 // localCluster measures three nodes that keep keyless messages on their own partitions,
 // with the clients spread over them.
 func (c config) localCluster(f *figures) error {
-	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3, "-produce-local-partitions")
+	return c.clusterRoute("spread", &f.local, f, "-produce-local-partitions")
+}
+
+// clusterRoute starts three nodes with serveArgs and measures them with the clients routed
+// as route says (narad-bench -route).
+func (c config) clusterRoute(route string, cf *clusterFigures, f *figures, serveArgs ...string) error {
+	nodes, addrs, r, cpuPerMsg, err := c.startLoaded(3, route, serveArgs...)
 	if err != nil {
 		return err
 	}
 	defer stopAll(nodes)
-	f.local.rate, f.local.cpuMs = r.MsgsPerSec, cpuPerMsg
+	cf.rate, cf.cpuMs = r.MsgsPerSec, cpuPerMsg
 	f.threeErrors += r.Errors
-	return c.consumable(addrs, "spread", &f.local, &f.lost)
+	return c.consumable(addrs, route, cf, &f.lost)
 }
 
 // consumable measures 202 to consumable on its own topic with the route given.
@@ -187,9 +196,9 @@ func (c config) consumable(addrs, route string, cf *clusterFigures, lost *uint64
 }
 
 // startLoaded starts n nodes, creates the topic (a warm-up of one client), and runs
-// produce at 64 clients: the result and the daemons' CPU milliseconds per message. The
-// caller stops the nodes (on an error they are stopped here).
-func (c config) startLoaded(n int, serveArgs ...string) ([]*node, string, result, float64, error) {
+// produce at 64 clients routed as route says: the result and the daemons' CPU
+// milliseconds per message. The caller stops the nodes (on an error they are stopped here).
+func (c config) startLoaded(n int, route string, serveArgs ...string) ([]*node, string, result, float64, error) {
 	nodes, err := c.start(n, serveArgs...)
 	if err != nil {
 		return nil, "", result{}, 0, err
@@ -199,7 +208,7 @@ func (c config) startLoaded(n int, serveArgs ...string) ([]*node, string, result
 		stopAll(nodes)
 		return nil, "", result{}, 0, err
 	}
-	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64)
+	r, cpu, err := c.loadCPU(nodes, addrs, "produce", 64, "-route", route)
 	if err != nil {
 		stopAll(nodes)
 		return nil, "", result{}, 0, err

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -39,8 +38,7 @@ func fsyncP50(dir string, n int, overZeros bool) (float64, error) {
 		}
 		lat = append(lat, time.Since(t))
 	}
-	slices.Sort(lat)
-	return float64(lat[len(lat)/2]) / 1e6, nil
+	return p50Ms(lat), nil
 }
 
 type row struct {
@@ -59,6 +57,7 @@ func report(f figures) {
 		{"one node x1 p50 - fdatasync p50", fmt.Sprintf("%.3f ms (p50 %.3f)", f.one1P50Ms-f.fsyncP50Ms,
 			f.one1P50Ms), "<= 0.150 ms", f.one1P50Ms-f.fsyncP50Ms <= 0.15},
 	}
+	rows = append(rows, floorRows(f)...)
 	rows = append(rows, clusterRows("spread over the nodes", f.spread, f)...)
 	rows = append(rows, clusterRows("at the owners", f.owner, f)...)
 	rows = append(rows, clusterRows("spread, -produce-local-partitions", f.local, f)...)
@@ -85,5 +84,24 @@ func clusterRows(how string, cf clusterFigures, f figures) []row {
 		{"CPU per msg, three / one, " + how, fmt.Sprintf("%.2f", cpuRatio), "<= 1.50", cpuRatio <= 1.5},
 		{"202 to consumable p50, " + how, fmt.Sprintf("%.1f ms", cf.consumeP50Ms), "< 15 ms", cf.consumeP50Ms < 15},
 		{"202 to consumable p99, " + how, fmt.Sprintf("%.1f ms", cf.consumeP99Ms), "< 50 ms", cf.consumeP99Ms < 50},
+	}
+}
+
+// floorRows set the figures beside the floors (floors.go); they have no target.
+func floorRows(f figures) []row {
+	fl := f.floor
+	one1Floor := fl.readBackP50Ms + fl.bare1P50Ms
+	return []row{
+		{"floor: write + fdatasync + device read-back p50", fmt.Sprintf("%.3f ms", fl.readBackP50Ms), "", true},
+		{"floor: bare handler in its own process x1 p50", fmt.Sprintf("%.3f ms", fl.bare1P50Ms), "", true},
+		{"one node x1 p50 - (read-back floor + bare x1)", fmt.Sprintf("%.3f ms (floor %.3f over fdatasync)",
+			f.one1P50Ms-one1Floor, one1Floor-f.fsyncP50Ms), "", true},
+		{"floor: bare handler in its own process x64", fmt.Sprintf("%.0f msgs/s, %.3f ms CPU/msg",
+			fl.bareProc64, fl.bareCPUMs), "", true},
+		{"one node / bare in its own process", fmt.Sprintf("%.2f", f.one64/fl.bareProc64), "", true},
+		{"floor: three bare processes x64 / one", fmt.Sprintf("%.2f, CPU per msg %.2f",
+			fl.bare3/fl.bareProc64, fl.bare3CPUMs/fl.bareCPUMs), "", true},
+		{"one node x21, CPU per msg / x64 (each member's third)", fmt.Sprintf("%.2f (%.3f ms)",
+			f.one21CPUMs/f.oneCPUMs, f.one21CPUMs), "", true},
 	}
 }
