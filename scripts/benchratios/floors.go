@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/narad/narad/io/osfs"
@@ -29,14 +30,21 @@ type floorFigures struct {
 	bare3, bare3CPUMs     float64
 }
 
-// bareProcBase is the first port of the bare processes (one, then three).
+// bareProcBase is the port below the bare processes' (one on 7391, then three on
+// 7392-7394).
 const bareProcBase = 7390
+
+// barePIDHeader carries a bare process's pid in every answer: startBare knows by it that
+// the process it started answers, not another one left on the port.
+const barePIDHeader = "X-Bare-Pid"
 
 // serveBare serves a bare handler at addr until the process is stopped: benchratios runs
 // itself with -serve-bare to put it in a process of its own.
 func serveBare(addr string) error {
+	pid := strconv.Itoa(os.Getpid())
 	return http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set(barePIDHeader, pid)
 		w.WriteHeader(http.StatusAccepted)
 	}))
 }
@@ -74,6 +82,8 @@ func (c config) floors(f *floorFigures) error {
 }
 
 // startBare starts n bare processes on the ports after base and waits until each answers.
+// The answer must carry the process's own pid: one that failed to listen (the port
+// taken) never answers, and the wait fails.
 func startBare(base, n int) ([]*node, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -97,7 +107,7 @@ func startBare(base, n int) ([]*node, error) {
 				return false
 			}
 			_ = resp.Body.Close()
-			return true
+			return resp.Header.Get(barePIDHeader) == strconv.Itoa(nd.cmd.Process.Pid)
 		}
 		if !pollUntil(10*time.Second, answers) {
 			stopAll(nodes)

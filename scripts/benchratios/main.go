@@ -282,7 +282,9 @@ func addrsOf(nodes []*node) string {
 // start runs n nodes (a cluster of n with n > 1) on fresh directories, each with
 // serveArgs added, and waits until each answers /readyz.
 func (c config) start(n int, serveArgs ...string) ([]*node, error) {
-	base := 7300 + 10*n + 5*min(len(serveArgs), 1) // a second cluster of n takes other ports
+	// Clusters with and without serveArgs take other ports; two started one after the
+	// other with the same take the same (stopAll waits for the first to exit).
+	base := 7300 + 10*n + 5*min(len(serveArgs), 1)
 	var peers []string
 	for i := 1; i <= n; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, base+i))

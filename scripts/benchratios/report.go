@@ -92,9 +92,10 @@ func floorRows(f figures) []row {
 	fl := f.floor
 	one1Floor := fl.readBackP50Ms + fl.bare1P50Ms
 	return []row{
-		{"floor: write + fdatasync + device read-back p50", fmt.Sprintf("%.3f ms", fl.readBackP50Ms), "", true},
+		{"floor: write over zeros + fdatasync + device read-back p50", fmt.Sprintf("%.3f ms",
+			fl.readBackP50Ms), "", true},
 		{"floor: bare handler in its own process x1 p50", fmt.Sprintf("%.3f ms", fl.bare1P50Ms), "", true},
-		{"one node x1 p50 - (read-back floor + bare x1)", fmt.Sprintf("%.3f ms (floor %.3f over fdatasync)",
+		{"one node x1 p50 - (read-back floor + bare x1)", fmt.Sprintf("%.3f ms (floors %.3f over append fdatasync)",
 			f.one1P50Ms-one1Floor, one1Floor-f.fsyncP50Ms), "", true},
 		{"floor: bare handler in its own process x64", fmt.Sprintf("%.0f msgs/s, %.3f ms CPU/msg",
 			fl.bareProc64, fl.bareCPUMs), "", true},
