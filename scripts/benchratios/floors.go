@@ -89,18 +89,10 @@ func startBare(base, n int) ([]*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nodes []*node
-	for i := 1; i <= n; i++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
-		cmd := exec.Command(exe, "-serve-bare", addr)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			stopAll(nodes)
-			return nil, err
-		}
-		nodes = append(nodes, &node{cmd: cmd, addr: addr})
+	command := func(_ int, addr string) (*exec.Cmd, error) {
+		return exec.Command(exe, "-serve-bare", addr), nil
 	}
-	for _, nd := range nodes {
+	ready := func(nd *node) error {
 		answers := func() bool {
 			resp, err := http.Get("http://" + nd.addr + "/")
 			if err != nil {
@@ -110,11 +102,11 @@ func startBare(base, n int) ([]*node, error) {
 			return resp.Header.Get(barePIDHeader) == strconv.Itoa(nd.cmd.Process.Pid)
 		}
 		if !pollUntil(10*time.Second, answers) {
-			stopAll(nodes)
-			return nil, fmt.Errorf("bare handler at %s does not answer", nd.addr)
+			return fmt.Errorf("bare handler at %s does not answer", nd.addr)
 		}
+		return nil
 	}
-	return nodes, nil
+	return startEach(base, n, command, ready)
 }
 
 // readBackP50 writes 1 KiB at successive offsets of a file filled with zeros, fdatasyncs

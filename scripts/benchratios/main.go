@@ -289,12 +289,9 @@ func (c config) start(n int, serveArgs ...string) ([]*node, error) {
 	for i := 1; i <= n; i++ {
 		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i, base+i))
 	}
-	var nodes []*node
-	for i := 1; i <= n; i++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
+	command := func(i int, addr string) (*exec.Cmd, error) {
 		data, err := os.MkdirTemp(c.dir, fmt.Sprintf("n%d-%d-", n, i)) // each start its own
 		if err != nil {
-			stopAll(nodes)
 			return nil, err
 		}
 		args := []string{"serve", "-data", data, "-addr", addr, "-log-level", "warn"}
@@ -304,23 +301,42 @@ func (c config) start(n int, serveArgs ...string) ([]*node, error) {
 		}
 		cmd := exec.Command(c.narad, args...)
 		cmd.Env = append(os.Environ(), "NARAD_ADMIN_PASSWORD="+password, "NARAD_CLUSTER_SECRET="+secret)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
+		return cmd, nil
+	}
+	ready := func(nd *node) error { return awaitReady(nd.addr, 60*time.Second) }
+	nodes, err := startEach(base, n, command, ready)
+	if err != nil || n == 1 {
+		return nodes, err
+	}
+	// A topic created before every member is marked alive gets no partition on the
+	// others, and the rebalance then moves some during the runs.
+	if err := awaitAlive(nodes[0].addr, n, 60*time.Second); err != nil {
+		stopAll(nodes)
+		return nil, err
+	}
+	return nodes, nil
+}
+
+// startEach starts n processes, the i-th (from 1) made by command for the address of
+// port base+i, and waits until ready holds of each; on an error none is left running.
+func startEach(base, n int, command func(i int, addr string) (*exec.Cmd, error),
+	ready func(*node) error) ([]*node, error) {
+	var nodes []*node
+	for i := 1; i <= n; i++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
+		cmd, err := command(i, addr)
+		if err == nil {
+			cmd.Stderr = os.Stderr
+			err = cmd.Start()
+		}
+		if err != nil {
 			stopAll(nodes)
 			return nil, err
 		}
 		nodes = append(nodes, &node{cmd: cmd, addr: addr})
 	}
 	for _, nd := range nodes {
-		if err := awaitReady(nd.addr, 60*time.Second); err != nil {
-			stopAll(nodes)
-			return nil, err
-		}
-	}
-	if n > 1 {
-		// A topic created before every member is marked alive gets no partition on the
-		// others, and the rebalance then moves some during the runs.
-		if err := awaitAlive(nodes[0].addr, n, 60*time.Second); err != nil {
+		if err := ready(nd); err != nil {
 			stopAll(nodes)
 			return nil, err
 		}
